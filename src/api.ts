@@ -1,0 +1,72 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import { errorFields, type Logger } from './log.js';
+import { createRedis } from './redis/clients.js';
+import type { RoleHandle } from './role.js';
+
+export interface ApiHandle extends RoleHandle {
+  readonly server: Server;
+  /** `http://host:port` the API listens on (the real port when PORT=0). */
+  readonly url: string;
+}
+
+/** Starts the API role: its own Redis clients, the Koa app and an HTTP server with bounded timeouts. */
+export async function startApi(config: Config, log: Logger): Promise<ApiHandle> {
+  const redis = createRedis(config.redisUrl, 'store');
+  const limiterRedis = createRedis(config.redisUrl, 'failFast');
+  let draining = false;
+
+  const app = buildApp({
+    config,
+    log,
+    redis,
+    limiterRedis,
+    readiness: {
+      draining: () => draining,
+      redisAnswers: () =>
+        redis.ping().then(
+          () => true,
+          () => false,
+        ),
+    },
+  });
+  // Keep-alive clients of a draining pod are told to reconnect, so the load balancer moves them elsewhere.
+  app.use(async (ctx, next) => {
+    if (draining) ctx.set('Connection', 'close');
+    await next();
+  });
+  app.on('error', (err: unknown) => log.error('koa error', errorFields(err)));
+
+  const server = createServer(app.callback());
+  server.requestTimeout = 30_000;
+  server.headersTimeout = 15_000;
+  // Longer than common load balancers' idle timeout (60 s), so they close first and never reuse a dead socket.
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  log.info('api listening', { host: config.host, port });
+
+  return {
+    server,
+    url: `http://${host}:${port}`,
+    async stop() {
+      draining = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const forced = setTimeout(() => {
+        log.warn('shutdown timeout: closing remaining connections');
+        server.closeAllConnections();
+      }, config.shutdownTimeoutMs);
+      await closed;
+      clearTimeout(forced);
+      await Promise.allSettled([redis.quit(), limiterRedis.quit()]);
+      log.info('api stopped');
+    },
+  };
+}

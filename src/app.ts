@@ -1,0 +1,62 @@
+import Router from '@koa/router';
+import type { Redis } from 'ioredis';
+import Koa from 'koa';
+import type { Config } from './config.js';
+import { accessLog } from './http/access-log.js';
+import type { RelayState } from './http/context.js';
+import { corsPolicy } from './http/cors.js';
+import { errorEnvelope } from './http/error-envelope.js';
+import { sharedLimiter } from './http/limiters.js';
+import { rateLimit } from './http/rate-limit.js';
+import { requestId } from './http/request-id.js';
+import type { Logger } from './log.js';
+import { healthRoutes, type Readiness } from './routes/health.js';
+import { servicesRoutes } from './routes/services.js';
+import { syncRoutes } from './routes/sync.js';
+import { keysFor } from './store/keys.js';
+import { SyncStore } from './store/sync-store.js';
+
+export interface ApiDeps {
+  config: Config;
+  log: Logger;
+  /** The stores' client (auto-pipelined, fail-fast). */
+  redis: Redis;
+  /** The rate limiters' own fail-fast client. */
+  limiterRedis: Redis;
+  readiness: Readiness;
+}
+
+const isV1 = (path: string) => path.startsWith('/v1/') || path === '/v1';
+
+/** The Koa app: middleware in request order, then every resource's routes. */
+export function buildApp(deps: ApiDeps): Koa<RelayState> {
+  const { config, log, redis } = deps;
+  const app = new Koa<RelayState>({
+    proxy: config.rateLimit.trustProxyHops > 0,
+    maxIpsCount: config.rateLimit.trustProxyHops,
+  });
+  app.silent = true;
+
+  const keys = keysFor(config.keyPrefix);
+  const router = new Router<RelayState>();
+  healthRoutes(router, deps.readiness);
+  syncRoutes(router, new SyncStore(redis, keys, config.sync));
+  servicesRoutes(router, config.services);
+
+  const globalLimiter = sharedLimiter(
+    deps.limiterRedis,
+    config.keyPrefix,
+    'api',
+    config.rateLimit.points,
+    config.rateLimit.windowSeconds,
+  );
+
+  app.use(requestId(log));
+  app.use(accessLog());
+  app.use(errorEnvelope());
+  app.use(corsPolicy(config.corsOrigins));
+  app.use(rateLimit(globalLimiter, config.rateLimit.points, isV1));
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

@@ -1,0 +1,25 @@
+/** The chains the relay knows by name; any other identifier is still relayed with generic checks. */
+export const UTXO_CHAINS = [
+  'btc',
+  'btcTestnet',
+  'btcSignet',
+  'ltc',
+  'doge',
+  'zec',
+  'bch',
+  'flux',
+  'fluxTestnet',
+  'rvn',
+] as const;
+export const EVM_CHAINS = ['eth', 'sepolia', 'polygon', 'amoy', 'base', 'bsc', 'avax'] as const;
+
+export type UtxoChain = (typeof UTXO_CHAINS)[number];
+export type EvmChain = (typeof EVM_CHAINS)[number];
+
+export function isEvmChain(chain: string): chain is EvmChain {
+  return (EVM_CHAINS as readonly string[]).includes(chain);
+}
+
+export function isUtxoChain(chain: string): chain is UtxoChain {
+  return (UTXO_CHAINS as readonly string[]).includes(chain);
+}

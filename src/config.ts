@@ -1,0 +1,229 @@
+import { readFileSync } from 'node:fs';
+import { EVM_CHAINS, type EvmChain } from './chains.js';
+
+/** The only reader of process.env: one typed, validated object built at start-up. */
+export interface Config {
+  port: number;
+  host: string;
+  /** True when REDIS_URL was given explicitly (the dev launcher only starts a private Redis otherwise). */
+  redisUrlExplicit: boolean;
+  redisUrl: string;
+  keyPrefix: string;
+  role: Role;
+  logLevel: LogLevel;
+  /** How long SIGTERM waits for in-flight requests and the active job before giving up. */
+  shutdownTimeoutMs: number;
+  sync: { ttlSeconds: number; readGraceSeconds: number };
+  action: { ttlSeconds: number };
+  rateLimit: { points: number; windowSeconds: number; trustProxyHops: number };
+  corsOrigins: '*' | string[];
+  services: Record<string, unknown>;
+  support: SupportConfig;
+  market: MarketConfig;
+  sign: { perMinute: number; onramperSecret: string | undefined };
+}
+
+export type Role = 'api' | 'worker' | 'all';
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+export interface SupportConfig {
+  submissionsPerDay: number;
+  provider: 'freshdesk' | 'zendesk' | 'webhook' | 'log';
+  freshdesk: { url: string | undefined; apiKey: string | undefined };
+  zendesk: { url: string | undefined; email: string | undefined; apiToken: string | undefined };
+  webhook: { url: string | undefined; secret: string | undefined };
+}
+
+export interface MarketConfig {
+  ratesCryptoUrl: string;
+  ratesFiatUrl: string;
+  ratesRefreshSeconds: number;
+  feesRefreshSeconds: number;
+  feesBtcUrl: string;
+  feesLtcUrl: string;
+  evmRpc: Record<EvmChain, string>;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Source = Record<string, string | undefined>;
+
+const DEFAULT_EVM_RPC: Record<EvmChain, string> = {
+  eth: 'https://ethereum-rpc.publicnode.com',
+  sepolia: 'https://ethereum-sepolia-rpc.publicnode.com',
+  polygon: 'https://polygon-bor-rpc.publicnode.com',
+  amoy: 'https://polygon-amoy-bor-rpc.publicnode.com',
+  base: 'https://base-rpc.publicnode.com',
+  bsc: 'https://bsc-rpc.publicnode.com',
+  avax: 'https://avalanche-c-chain-rpc.publicnode.com',
+};
+
+/** Reads variables by name, remembering every name it was asked for (see knownEnvVars). */
+class EnvReader {
+  readonly names = new Set<string>();
+  constructor(private readonly source: Source) {}
+
+  private raw(name: string): string | undefined {
+    this.names.add(name);
+    const value = this.source[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  }
+
+  has(name: string): boolean {
+    return this.raw(name) !== undefined;
+  }
+
+  string(name: string, fallback: string): string {
+    return this.raw(name) ?? fallback;
+  }
+
+  optional(name: string): string | undefined {
+    return this.raw(name);
+  }
+
+  int(name: string, fallback: number, min: number, max: number): number {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+      throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got "${value}")`);
+    }
+    return Number(value);
+  }
+
+  oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if (!(allowed as readonly string[]).includes(value)) {
+      throw new ConfigError(`${name} must be one of ${allowed.join(', ')} (got "${value}")`);
+    }
+    return value as T;
+  }
+
+  url(name: string, fallback: string, protocols?: string[]): string;
+  url(name: string, fallback: undefined, protocols?: string[]): string | undefined;
+  url(name: string, fallback: string | undefined, protocols = ['http:', 'https:']): string | undefined {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    let parsed: URL;
+    try {
+      parsed = new URL(value);
+    } catch {
+      throw new ConfigError(`${name} must be a URL (got an unparseable value)`);
+    }
+    if (!protocols.includes(parsed.protocol)) {
+      throw new ConfigError(`${name} must be a ${protocols.join(' or ')} URL`);
+    }
+    return value.replace(/\/+$/, '');
+  }
+
+  jsonObject(name: string, fallback: Record<string, unknown>): Record<string, unknown> {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      throw new ConfigError(`${name} must be a JSON object (it is not valid JSON)`);
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      throw new ConfigError(`${name} must be a JSON object`);
+    }
+    return parsed as Record<string, unknown>;
+  }
+}
+
+/** CONFIG_FILE names a JSON object of VARIABLE: value pairs; the environment wins over it. */
+function withConfigFile(source: Source): Source {
+  const file = source.CONFIG_FILE?.trim();
+  if (!file) return source;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new ConfigError(`CONFIG_FILE ${file} could not be read as JSON: ${(err as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError(`CONFIG_FILE ${file} must hold a JSON object of VARIABLE: value pairs`);
+  }
+  const fromFile: Source = {};
+  for (const [key, value] of Object.entries(parsed)) {
+    fromFile[key] = typeof value === 'string' ? value : JSON.stringify(value);
+  }
+  return { ...fromFile, ...source };
+}
+
+function read(env: EnvReader): Config {
+  const corsOrigins = env.string('CORS_ORIGINS', '*');
+  const evmRpc = {} as Record<EvmChain, string>;
+  for (const chain of EVM_CHAINS) {
+    evmRpc[chain] = env.url(`EVM_RPC_${chain.toUpperCase()}`, DEFAULT_EVM_RPC[chain]);
+  }
+  return {
+    port: env.int('PORT', 9876, 0, 65535),
+    host: env.string('HOST', '0.0.0.0'),
+    redisUrlExplicit: env.has('REDIS_URL'),
+    redisUrl: env.url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
+    keyPrefix: env.string('KEY_PREFIX', 'relay:'),
+    role: env.oneOf('RELAY_ROLE', 'all', ['api', 'worker', 'all'] as const),
+    logLevel: env.oneOf('LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error'] as const),
+    shutdownTimeoutMs: env.int('SHUTDOWN_TIMEOUT_MS', 20_000, 0, 600_000),
+    sync: {
+      ttlSeconds: env.int('SYNC_TTL_SECONDS', 900, 1, 86_400),
+      readGraceSeconds: env.int('SYNC_READ_GRACE_SECONDS', 120, 0, 86_400),
+    },
+    action: { ttlSeconds: env.int('ACTION_TTL_SECONDS', 900, 1, 86_400) },
+    rateLimit: {
+      points: env.int('RATE_LIMIT_POINTS', 120, 1, 1_000_000),
+      windowSeconds: env.int('RATE_LIMIT_WINDOW_SECONDS', 30, 1, 86_400),
+      trustProxyHops: env.int('TRUST_PROXY_HOPS', 0, 0, 10),
+    },
+    corsOrigins:
+      corsOrigins === '*'
+        ? '*'
+        : corsOrigins
+            .split(',')
+            .map((origin) => origin.trim())
+            .filter(Boolean),
+    services: env.jsonObject('SERVICES', { onramp: true, offramp: true, swap: true }),
+    support: {
+      submissionsPerDay: env.int('SUBMISSIONS_PER_DAY', 10, 1, 1_000_000),
+      provider: env.oneOf('HELPDESK_PROVIDER', 'log', ['freshdesk', 'zendesk', 'webhook', 'log'] as const),
+      freshdesk: { url: env.url('FRESHDESK_URL', undefined), apiKey: env.optional('FRESHDESK_API_KEY') },
+      zendesk: {
+        url: env.url('ZENDESK_URL', undefined),
+        email: env.optional('ZENDESK_EMAIL'),
+        apiToken: env.optional('ZENDESK_API_TOKEN'),
+      },
+      webhook: {
+        url: env.url('HELPDESK_WEBHOOK_URL', undefined),
+        secret: env.optional('HELPDESK_WEBHOOK_SECRET'),
+      },
+    },
+    market: {
+      ratesCryptoUrl: env.url('RATES_CRYPTO_URL', 'https://api.coingecko.com/api/v3'),
+      ratesFiatUrl: env.url('RATES_FIAT_URL', 'https://open.er-api.com/v6/latest/USD'),
+      ratesRefreshSeconds: env.int('RATES_REFRESH_SECONDS', 300, 1, 86_400),
+      feesRefreshSeconds: env.int('FEES_REFRESH_SECONDS', 30, 1, 86_400),
+      feesBtcUrl: env.url('FEES_BTC_URL', 'https://mempool.space/api'),
+      feesLtcUrl: env.url('FEES_LTC_URL', 'https://litecoinspace.org/api'),
+      evmRpc,
+    },
+    sign: {
+      perMinute: env.int('SIGN_PER_MINUTE', 30, 1, 1_000_000),
+      onramperSecret: env.optional('ONRAMPER_SECRET'),
+    },
+  };
+}
+
+export function loadConfig(source: Source = process.env): Config {
+  return read(new EnvReader(withConfigFile(source)));
+}
+
+/** Every variable the loader understands, for drift checks of manifests against the code. */
+export function knownEnvVars(): string[] {
+  const env = new EnvReader({});
+  read(env);
+  return [...env.names, 'CONFIG_FILE'].sort();
+}

@@ -1,0 +1,61 @@
+/** The one error type of the HTTP layer; the error middleware turns it into the SPEC §1 envelope. */
+export type ErrorCode =
+  | 'INVALID_PARAMETER'
+  | 'INVALID_JSON'
+  | 'NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'RATE_LIMITED'
+  | 'INTERNAL'
+  | 'UNAVAILABLE';
+
+const STATUS: Record<ErrorCode, number> = {
+  INVALID_PARAMETER: 400,
+  INVALID_JSON: 400,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMITED: 429,
+  INTERNAL: 500,
+  UNAVAILABLE: 503,
+};
+
+export interface ErrorDetail {
+  field: string;
+  message: string;
+}
+
+export interface AppErrorOptions {
+  details?: ErrorDetail[];
+  /** Response headers that belong to this error (Allow, Retry-After). */
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+export class AppError extends Error {
+  override name = 'AppError';
+  readonly status: number;
+  readonly details: ErrorDetail[] | undefined;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    options: AppErrorOptions = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.status = STATUS[code];
+    this.details = options.details;
+    this.headers = options.headers ?? {};
+  }
+}
+
+/** 503 with a Retry-After, for anything that a later retry can fix. */
+export function unavailable(message: string, retryAfterSeconds = 1, cause?: unknown): AppError {
+  return new AppError('UNAVAILABLE', message, {
+    headers: { 'Retry-After': String(retryAfterSeconds) },
+    cause,
+  });
+}

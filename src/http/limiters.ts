@@ -1,0 +1,23 @@
+import type { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
+
+/**
+ * A per-IP budget shared by every pod through Redis (keys `<prefix>rl:<name>:<ip>`). While Redis is down each
+ * pod falls back to the same budget in memory, so the relay stays protected without its store.
+ */
+export function sharedLimiter(
+  redis: Redis,
+  keyPrefix: string,
+  name: string,
+  points: number,
+  durationSeconds: number,
+): RateLimiterRedis {
+  return new RateLimiterRedis({
+    storeClient: redis,
+    keyPrefix: `${keyPrefix}rl:${name}`,
+    points,
+    duration: durationSeconds,
+    rejectIfRedisNotReady: true,
+    insuranceLimiter: new RateLimiterMemory({ points, duration: durationSeconds }),
+  });
+}

@@ -1,0 +1,53 @@
+import type { Middleware } from 'koa';
+import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { RelayState } from './context.js';
+import { AppError } from './errors.js';
+
+function setHeaders(ctx: Parameters<Middleware>[0], points: number, res: RateLimiterRes): void {
+  ctx.set('RateLimit-Limit', String(points));
+  ctx.set('RateLimit-Remaining', String(Math.max(0, res.remainingPoints)));
+  ctx.set('RateLimit-Reset', String(Math.max(0, Math.ceil(res.msBeforeNext / 1000))));
+}
+
+/**
+ * Consumes one point of `limiter` for the client IP and sets the draft-06 RateLimit-* headers. Koa's `ctx.ip`
+ * honours TRUST_PROXY_HOPS (app.proxy + app.maxIpsCount), so a client cannot choose its own key.
+ */
+export function rateLimit(
+  limiter: RateLimiterAbstract,
+  points: number,
+  applies: (path: string) => boolean,
+): Middleware<RelayState> {
+  return async (ctx, next) => {
+    if (!applies(ctx.path)) return next();
+    let res: RateLimiterRes;
+    try {
+      res = await limiter.consume(ctx.ip);
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      setHeaders(ctx, points, rejection);
+      const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
+      throw new AppError('RATE_LIMITED', 'Too many requests; slow down and retry later.', {
+        headers: { 'Retry-After': String(retryAfter) },
+      });
+    }
+    setHeaders(ctx, points, res);
+    await next();
+  };
+}
+
+/** A consumption that does not set the global headers: for per-endpoint budgets (submissions, signing). */
+export async function consumeOrReject(
+  limiter: RateLimiterAbstract,
+  key: string,
+  what: string,
+): Promise<void> {
+  try {
+    await limiter.consume(key);
+  } catch (rejection) {
+    if (!(rejection instanceof RateLimiterRes)) throw rejection;
+    throw new AppError('RATE_LIMITED', `Too many ${what} from this address; retry later.`, {
+      headers: { 'Retry-After': String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))) },
+    });
+  }
+}

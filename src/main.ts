@@ -1,0 +1,50 @@
+import { startApi } from './api.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { createLogger, errorFields } from './log.js';
+import { redisForLaptop } from './redis/dev-redis.js';
+import type { RoleHandle } from './role.js';
+import { startWorker } from '../worker/main.js';
+
+function configOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`multisig-relay: invalid configuration: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+}
+
+const config = configOrExit();
+const log = createLogger(config.logLevel, { service: 'multisig-relay', role: config.role });
+
+process.on('unhandledRejection', (reason) => log.error('unhandled rejection', errorFields(reason)));
+
+try {
+  if (!config.redisUrlExplicit) config.redisUrl = await redisForLaptop(config.redisUrl, log);
+} catch (err) {
+  process.stderr.write(`multisig-relay: ${(err as Error).message}\n`);
+  process.exit(1);
+}
+
+const roles: RoleHandle[] = [];
+if (config.role !== 'worker') roles.push(await startApi(config, log));
+if (config.role !== 'api') roles.push(await startWorker(config, log));
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  log.info('shutting down', { signal });
+  try {
+    for (const role of roles) await role.stop();
+    process.exit(0);
+  } catch (err) {
+    log.error('shutdown failed', errorFields(err));
+    process.exit(1);
+  }
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -1,0 +1,88 @@
+import { Redis, type RedisOptions } from 'ioredis';
+
+/**
+ * Each role gets its own connection; BullMQ and the rate limiter must never share a client with the stores.
+ *
+ * - `store`: the API's record stores. Fail fast: no offline queue and a command timeout, so a request never
+ *   hangs on a dead Redis; auto-pipelining batches the commands of concurrent requests into one write.
+ * - `failFast`: the rate limiter and the BullMQ producer; same fail-fast rules, no pipelining.
+ * - `worker`: BullMQ workers block on Redis and must retry forever (`maxRetriesPerRequest: null`).
+ */
+export type RedisRole = 'store' | 'failFast' | 'worker';
+
+export const COMMAND_TIMEOUT_MS = 1500;
+
+function reconnectDelay(attempt: number): number {
+  return Math.min(100 * attempt, 1000);
+}
+
+export function redisOptions(role: RedisRole): RedisOptions {
+  const base: RedisOptions = {
+    connectTimeout: 2000,
+    retryStrategy: reconnectDelay,
+    lazyConnect: false,
+  };
+  switch (role) {
+    case 'store':
+      return {
+        ...base,
+        connectionName: 'relay-store',
+        enableOfflineQueue: false,
+        enableAutoPipelining: true,
+        commandTimeout: COMMAND_TIMEOUT_MS,
+        maxRetriesPerRequest: 1,
+      };
+    case 'failFast':
+      return {
+        ...base,
+        connectionName: 'relay-fail-fast',
+        enableOfflineQueue: false,
+        commandTimeout: COMMAND_TIMEOUT_MS,
+        maxRetriesPerRequest: 1,
+      };
+    case 'worker':
+      return { ...base, connectionName: 'relay-worker', maxRetriesPerRequest: null };
+  }
+}
+
+export function createRedis(url: string, role: RedisRole): Redis {
+  const client = new Redis(url, redisOptions(role));
+  // Connection errors are reported through readiness and request failures; an unhandled 'error' event would
+  // only add noise (ioredis logs it to stderr when nobody listens).
+  client.on('error', () => {});
+  return client;
+}
+
+const UNAVAILABLE_REPLY = /^(LOADING|OOM|READONLY|MASTERDOWN|BUSY|NOREPLICAS|TRYAGAIN|CLUSTERDOWN)\b/;
+const UNAVAILABLE_CLIENT = [
+  "Stream isn't writeable",
+  'Connection is closed',
+  'Command timed out',
+  'Reached the max retries per request limit',
+  'connect ECONNREFUSED',
+  'read ECONNRESET',
+];
+
+/** Whether an error means "Redis cannot serve us right now" (→ 503) rather than a bug (→ 500). */
+export function isRedisUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  if (err.name === 'ReplyError') return UNAVAILABLE_REPLY.test(err.message);
+  if (err.name === 'MaxRetriesPerRequestError') return true;
+  return UNAVAILABLE_CLIENT.some((text) => err.message.includes(text));
+}
+
+/** Resolves once the client is ready, or rejects after `timeoutMs`. */
+export async function waitReady(client: Redis, timeoutMs: number): Promise<void> {
+  if (client.status === 'ready') return;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      client.off('ready', onReady);
+      reject(new Error(`Redis not ready after ${timeoutMs} ms`));
+    }, timeoutMs);
+    const onReady = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    client.once('ready', onReady);
+  });
+}

@@ -1,0 +1,97 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * A private, throw-away redis-server on a loopback port: used by the test run, the benchmark and by `npm start`
+ * on a laptop that has no Redis running. Nothing is persisted.
+ */
+export interface PrivateRedis {
+  readonly port: number;
+  readonly url: string;
+  stop(): Promise<void>;
+  /** Starts the server again on the same port (after stop), for outage tests. */
+  start(): Promise<void>;
+}
+
+export function redisServerInstalled(): boolean {
+  return spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** True when something accepts TCP connections on host:port within timeoutMs. */
+export function portAnswers(host: string, port: number, timeoutMs = 500): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+export async function startPrivateRedis(port?: number): Promise<PrivateRedis> {
+  const chosen = port ?? (await freePort());
+  const dir = mkdtempSync(join(tmpdir(), 'relay-redis-'));
+  let child: ChildProcess | undefined;
+
+  const start = async () => {
+    child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(chosen),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        dir,
+        '--maxmemory-policy',
+        'noeviction',
+      ],
+      { stdio: 'ignore' },
+    );
+    const deadline = Date.now() + 10_000;
+    while (!(await portAnswers('127.0.0.1', chosen, 200))) {
+      if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode}`);
+      if (Date.now() > deadline) throw new Error(`redis-server did not start on port ${chosen}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+
+  const stop = async () => {
+    const running = child;
+    child = undefined;
+    if (!running || running.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      running.once('exit', () => resolve());
+      running.kill('SIGKILL');
+    });
+  };
+
+  await start();
+  process.once('exit', () => {
+    child?.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { port: chosen, url: `redis://127.0.0.1:${chosen}`, start, stop };
+}

@@ -1,0 +1,39 @@
+import type Router from '@koa/router';
+import { jsonBody } from '../http/body.js';
+import { ok, type RelayState } from '../http/context.js';
+import { AppError } from '../http/errors.js';
+import { validator } from '../http/validate.js';
+import { idParams } from '../schemas/common.js';
+import { syncBody } from '../schemas/sync.js';
+import type { SyncStore } from '../store/sync-store.js';
+import type { SyncRecord } from '../types.js';
+
+const parseBody = validator<SyncRecord>('body', syncBody);
+const parseParams = validator<{ id: string }>('params', idParams);
+
+/** The stored record: exactly the specification's fields that were given, in its order. */
+function toRecord(body: SyncRecord): SyncRecord {
+  return {
+    chain: body.chain,
+    walletIdentity: body.walletIdentity,
+    keyXpub: body.keyXpub,
+    wkIdentity: body.wkIdentity,
+    ...(body.generatedAddress !== undefined ? { generatedAddress: body.generatedAddress } : {}),
+    ...(body.publicNonces !== undefined ? { publicNonces: body.publicNonces } : {}),
+  };
+}
+
+export function syncRoutes(router: Router<RelayState>, store: SyncStore): void {
+  router.post('/v1/sync', jsonBody(), async (ctx) => {
+    const record = toRecord(parseBody(ctx.request.body));
+    await store.save(record);
+    ok(ctx, record);
+  });
+
+  router.get('/v1/sync/:id', async (ctx) => {
+    const { id } = parseParams({ ...ctx.params });
+    const record = await store.read(id);
+    if (!record) throw new AppError('NOT_FOUND', 'No synchronization record for this wallet identity.');
+    ok(ctx, record);
+  });
+}

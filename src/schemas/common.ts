@@ -1,0 +1,12 @@
+/** SPEC §1 identifier: used for ids, chains, identities, xpubs, addresses, action types and networks. */
+export const IDENTIFIER_PATTERN = '^[A-Za-z0-9_:-]{1,200}$';
+
+export const identifier = { type: 'string', pattern: IDENTIFIER_PATTERN, maxLength: 200 } as const;
+
+/** A path with one `id` parameter, validated after URL decoding. */
+export const idParams = {
+  type: 'object',
+  properties: { id: identifier },
+  required: ['id'],
+  additionalProperties: false,
+} as const;

@@ -1,0 +1,45 @@
+/** Domain types shared by routes, stores, the queue and the worker. */
+
+export interface SyncRecord {
+  chain: string;
+  walletIdentity: string;
+  keyXpub: string;
+  wkIdentity: string;
+  generatedAddress?: string;
+  publicNonces?: string[];
+}
+
+export interface Utxo {
+  txid: string;
+  vout: number | string;
+  scriptPubKey?: string;
+  satoshis?: number | string;
+  confirmations?: number;
+  coinbase?: boolean;
+}
+
+export interface ActionRequest {
+  chain: string;
+  wkIdentity: string;
+  action: string;
+  payload: string;
+  path?: string;
+  utxos?: Utxo[];
+}
+
+export interface ActionRecord extends ActionRequest {
+  createdAt: string;
+  expiresAt: string;
+}
+
+export interface TokenRegistration {
+  wkIdentity: string;
+  keyToken?: string;
+  walletToken?: string;
+}
+
+export interface TokenCounts {
+  wkIdentity: string;
+  keyTokens: number;
+  walletTokens: number;
+}

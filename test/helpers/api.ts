@@ -1,0 +1,96 @@
+import { startApi, type ApiHandle } from '../../src/api.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
+import { testRedis } from './redis.js';
+
+export interface TestApi {
+  url: string;
+  config: Config;
+  handle: ApiHandle;
+  /** Every log line the instance wrote, parsed. */
+  logs: Record<string, unknown>[];
+  stop(): Promise<void>;
+}
+
+/** Environment every test API starts from; a test overrides what it exercises. */
+export function testEnv(overrides: Record<string, string> = {}): Record<string, string> {
+  return {
+    REDIS_URL: testRedis().url,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    RATE_LIMIT_POINTS: '100000',
+    LOG_LEVEL: 'debug',
+    SHUTDOWN_TIMEOUT_MS: '5000',
+    ...overrides,
+  };
+}
+
+/** A real API instance (real Koa, real HTTP server, real Redis) on a free port. */
+export async function startTestApi(overrides: Record<string, string> = {}): Promise<TestApi> {
+  const config = loadConfig(testEnv(overrides));
+  const logs: Record<string, unknown>[] = [];
+  const log = createLogger(config.logLevel, {}, (line) => logs.push(JSON.parse(line)));
+  const handle = await startApi(config, log);
+  await waitUntilReady(handle.url);
+  return { url: handle.url, config, handle, logs, stop: () => handle.stop() };
+}
+
+/** Polls /readyz, as a load balancer would, so tests start against a connected instance. */
+export async function waitUntilReady(url: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await fetch(`${url}/readyz`).catch(() => undefined))?.status !== 200) {
+    if (Date.now() > deadline) throw new Error(`${url} not ready after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- tests assert on the parsed JSON
+  text: string;
+}
+
+async function reply(res: Response): Promise<Reply> {
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: res.status, headers: res.headers, body, text };
+}
+
+export async function get(base: string, path: string, headers: Record<string, string> = {}): Promise<Reply> {
+  return reply(await fetch(base + path, { headers }));
+}
+
+/** POSTs `body` as JSON (a string is sent as is, for broken-JSON tests). */
+export async function post(
+  base: string,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Reply> {
+  return reply(
+    await fetch(base + path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    }),
+  );
+}
+
+/** The envelope every error carries; `requestId` is checked against the response header. */
+export function errorBody(reply: Reply, code: string, message?: string) {
+  return {
+    success: false,
+    error: {
+      code,
+      message: message ?? reply.body?.error?.message,
+      ...(reply.body?.error?.details ? { details: reply.body.error.details } : {}),
+      requestId: reply.headers.get('x-request-id'),
+    },
+  };
+}

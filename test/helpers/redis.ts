@@ -1,0 +1,27 @@
+import { Redis } from 'ioredis';
+import { startPrivateRedis, type PrivateRedis } from '../../src/redis/server.js';
+
+let server: PrivateRedis | undefined;
+let admin: Redis | undefined;
+
+/** The test run's own redis-server on a free loopback port (never the machine's 6379). */
+export async function startTestRedis(): Promise<void> {
+  server = await startPrivateRedis();
+  admin = new Redis(server.url, { maxRetriesPerRequest: null });
+}
+
+export async function stopTestRedis(): Promise<void> {
+  admin?.disconnect();
+  await server?.stop();
+}
+
+export function testRedis(): PrivateRedis {
+  if (!server) throw new Error('test redis not started (root hooks missing?)');
+  return server;
+}
+
+/** A plain client for asserting what Redis holds. */
+export function redis(): Redis {
+  if (!admin) throw new Error('test redis not started (root hooks missing?)');
+  return admin;
+}
