@@ -1,0 +1,54 @@
+import autocannon, { type Options, type Result } from 'autocannon';
+import { round } from './children.js';
+
+/** What the benchmark reports of one autocannon run. */
+export interface Summary {
+  /** Mean of the per-second request counts. */
+  rps: number;
+  p50: number;
+  p99: number;
+  total: number;
+  non2xx: number;
+  errors: number;
+}
+
+export interface Measured {
+  summary: Summary;
+  raw: Result;
+}
+
+export async function drive(options: Options): Promise<Measured> {
+  const raw = await autocannon(options);
+  return {
+    raw,
+    summary: {
+      rps: Math.round(raw.requests.average),
+      p50: raw.latency.p50,
+      p99: raw.latency.p99,
+      total: raw.requests.total,
+      non2xx: raw.non2xx,
+      errors: raw.errors,
+    },
+  };
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  const value = sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+  return round(value, 2);
+}
+
+/** Medians of the measurements; failures (non-2xx, errors) are summed over the rounds, not hidden. */
+export function medianSummary(summaries: Summary[]): Summary {
+  const of = (field: keyof Summary) => median(summaries.map((s) => s[field]));
+  const sum = (field: keyof Summary) => summaries.reduce((total, s) => total + s[field], 0);
+  return {
+    rps: of('rps'),
+    p50: of('p50'),
+    p99: of('p99'),
+    total: of('total'),
+    non2xx: sum('non2xx'),
+    errors: sum('errors'),
+  };
+}

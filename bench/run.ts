@@ -1,0 +1,334 @@
+/**
+ * `npm run bench`: the relay against a bare node:http + ioredis server on the same Redis, interleaved rounds of
+ * GET /v1/sync/{id} at 64 connections, POST /v1/action with a 10 KB payload, and a long run for the relay's
+ * memory. Loopback only; raw results go to .bench/. See docs/benchmarks.md.
+ *
+ *   npm run bench -- [--duration 10] [--rounds 5] [--connections 64] [--warmup 3] [--long 60]
+ *                    [--runner dist|tsx] [--profile]
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { freePort, startPrivateRedis } from '../src/redis/server.js';
+import {
+  compile,
+  entryArgs,
+  memoryOf,
+  OUT_DIR,
+  round,
+  spawnChild,
+  type Child,
+  type Memory,
+  type Runner,
+} from './children.js';
+import { drive, median, medianSummary, type Measured, type Summary } from './load.js';
+
+const { values: args } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '64' },
+    warmup: { type: 'string', default: '3' },
+    long: { type: 'string', default: '60' },
+    runner: { type: 'string', default: 'dist' },
+    profile: { type: 'boolean', default: false },
+  },
+});
+const duration = Number(args.duration);
+const rounds = Number(args.rounds);
+const connections = Number(args.connections);
+const warmup = Number(args.warmup);
+const longSeconds = Number(args.long);
+const runner = args.runner as Runner;
+if (runner !== 'dist' && runner !== 'tsx') throw new Error('--runner must be dist or tsx');
+
+const out = (line = '') => process.stdout.write(line + '\n');
+
+// A realistic pairing record (SPEC §2): a 111-char xpub and a 62-char bc1q multisig address.
+const WALLET_ID = 'bench-wallet-7f3a9c2e41d84b6f';
+const SYNC_RECORD = {
+  chain: 'btc',
+  walletIdentity: WALLET_ID,
+  keyXpub:
+    'xpub6' +
+    'D4BDPcP2GT577Vvch3R8wDkScZWzQzMMUm3PWbmWvVJrZwQY4VUNgqFJPMM3No2dFDFGTsxxpG5uJh7n7epu4trkrX7x7D'.padEnd(
+      106,
+      'q',
+    ),
+  wkIdentity: 'bc1q' + 'x'.repeat(58),
+  generatedAddress: 'bc1q' + 'ar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq'.slice(0, 38),
+};
+// A 10 KB signing request: a `tx` on a UTXO chain carries a hex payload and a derivation path.
+const ACTION_BODY = JSON.stringify({
+  chain: 'btc',
+  wkIdentity: SYNC_RECORD.wkIdentity,
+  action: 'tx',
+  payload: '0a'.repeat(5 * 1024),
+  path: '0-0',
+});
+const JSON_HEADERS = { 'content-type': 'application/json' };
+
+async function seedSync(relay: Child): Promise<void> {
+  // Re-seeded before every run: the first read cuts the record's lifetime to the read grace (120 s).
+  const res = await fetch(`${relay.url}/v1/sync`, {
+    method: 'POST',
+    headers: JSON_HEADERS,
+    body: JSON.stringify(SYNC_RECORD),
+  });
+  if (res.status !== 200)
+    throw new Error(`seeding POST /v1/sync answered ${res.status}: ${await res.text()}`);
+}
+
+/** Both servers must answer the same data before their speed means anything. */
+async function checkSameAnswer(relay: Child, bare: Child): Promise<void> {
+  const answer = (c: Child) => fetch(`${c.url}/v1/sync/${WALLET_ID}`).then((r) => r.text());
+  const [a, b] = await Promise.all([answer(relay), answer(bare)]);
+  const expected = JSON.stringify({ success: true, data: SYNC_RECORD });
+  if (a !== expected || b !== expected) {
+    throw new Error(`relay and bare answer differently: ${a} vs ${b}`);
+  }
+}
+
+async function actionAvailable(relay: Child): Promise<boolean> {
+  const res = await fetch(`${relay.url}/v1/action`, {
+    method: 'POST',
+    headers: JSON_HEADERS,
+    body: ACTION_BODY,
+  });
+  if (res.status === 200) return true;
+  if (res.status === 404 || res.status === 405) return false;
+  throw new Error(`POST /v1/action answered ${res.status}: ${await res.text()}`);
+}
+
+const getSync = (target: Child, seconds: number) =>
+  drive({ url: `${target.url}/v1/sync/${WALLET_ID}`, connections, duration: seconds });
+const postAction = (target: Child, seconds: number, conns = connections) =>
+  drive({
+    url: `${target.url}/v1/action`,
+    connections: conns,
+    duration: seconds,
+    method: 'POST',
+    headers: JSON_HEADERS,
+    body: ACTION_BODY,
+  });
+
+interface GetRound {
+  round: number;
+  relay: Summary;
+  bare: Summary;
+  rpsRatio: number;
+  p99Ratio: number;
+}
+
+const fmt = (s: Summary) =>
+  `${String(s.rps).padStart(8)} ${String(s.p50).padStart(7)} ${String(s.p99).padStart(7)}` +
+  ` ${String(s.non2xx + s.errors).padStart(6)}`;
+const HEADER = `${'run'.padEnd(22)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'fail'.padStart(6)}`;
+
+async function getRounds(
+  relay: Child,
+  bare: Child,
+  raw: Record<string, Measured['raw'][]>,
+): Promise<GetRound[]> {
+  out(`GET /v1/sync/{id}: ${rounds} interleaved rounds of ${duration} s, ${connections} connections`);
+  for (const target of [relay, bare]) {
+    await seedSync(relay);
+    await getSync(target, warmup);
+  }
+  out(HEADER + `${'rps ratio'.padStart(10)} ${'p99 ratio'.padStart(10)}`);
+  const results: GetRound[] = [];
+  for (let i = 1; i <= rounds; i++) {
+    await seedSync(relay);
+    const r = await getSync(relay, duration);
+    await seedSync(relay);
+    const b = await getSync(bare, duration);
+    (raw.getRelay ??= []).push(r.raw);
+    (raw.getBare ??= []).push(b.raw);
+    const row: GetRound = {
+      round: i,
+      relay: r.summary,
+      bare: b.summary,
+      rpsRatio: round(r.summary.rps / b.summary.rps, 2),
+      p99Ratio: round(r.summary.p99 / b.summary.p99, 2),
+    };
+    results.push(row);
+    out(`${`round ${i} relay`.padEnd(22)} ${fmt(r.summary)}`);
+    out(
+      `${`round ${i} bare`.padEnd(22)} ${fmt(b.summary)}${String(row.rpsRatio).padStart(10)} ${String(row.p99Ratio).padStart(10)}`,
+    );
+  }
+  return results;
+}
+
+async function postRounds(relay: Child, raw: Record<string, Measured['raw'][]>): Promise<Summary[]> {
+  out(`POST /v1/action (10 KB payload): ${rounds} rounds of ${duration} s, ${connections} connections`);
+  await postAction(relay, warmup);
+  out(HEADER);
+  const results: Summary[] = [];
+  for (let i = 1; i <= rounds; i++) {
+    const r = await postAction(relay, duration);
+    (raw.postRelay ??= []).push(r.raw);
+    results.push(r.summary);
+    out(`${`round ${i} relay`.padEnd(22)} ${fmt(r.summary)}`);
+  }
+  return results;
+}
+
+interface LongRun {
+  seconds: number;
+  idle: Memory;
+  samples: { atSeconds: number; rssMb: number }[];
+  after: Memory;
+  get: Summary;
+  post?: Summary;
+}
+
+/** The relay under sustained load (GET, plus a few POST /v1/action connections when it has them). */
+async function longRun(relay: Child, withAction: boolean, idle: Memory): Promise<LongRun> {
+  const postConnections = withAction ? Math.max(1, Math.round(connections / 8)) : 0;
+  out(
+    `long run: ${longSeconds} s, GET at ${connections - postConnections} connections` +
+      (withAction ? ` + POST /v1/action at ${postConnections}` : ''),
+  );
+  await seedSync(relay);
+  const samples: LongRun['samples'] = [];
+  const started = Date.now();
+  const sampler = setInterval(() => {
+    void memoryOf(relay.process.pid!).then((m) =>
+      samples.push({ atSeconds: Math.round((Date.now() - started) / 1000), rssMb: m.rssMb }),
+    );
+  }, 10_000);
+  const [get, post] = await Promise.all([
+    drive({
+      url: `${relay.url}/v1/sync/${WALLET_ID}`,
+      connections: connections - postConnections,
+      duration: longSeconds,
+    }),
+    withAction ? postAction(relay, longSeconds, postConnections) : undefined,
+  ]);
+  clearInterval(sampler);
+  const after = await memoryOf(relay.process.pid!);
+  out(`relay RSS: ${idle.rssMb} MB idle, ${after.rssMb} MB after the run (peak ${after.peakMb} MB)`);
+  return {
+    seconds: longSeconds,
+    idle,
+    samples,
+    after,
+    get: get.summary,
+    ...(post ? { post: post.summary } : {}),
+  };
+}
+
+function machine() {
+  const cpu = cpus();
+  const redis = spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).stdout.trim();
+  return {
+    cpu: cpu[0]?.model ?? 'unknown',
+    cores: cpu.length,
+    memoryGb: round(totalmem() / 2 ** 30),
+    node: process.version,
+    redis,
+  };
+}
+
+async function main(): Promise<void> {
+  mkdirSync(OUT_DIR, { recursive: true });
+  const compileMs = runner === 'dist' ? compile() : undefined;
+  const redis = await startPrivateRedis();
+  const [relayPort, barePort] = [await freePort(), await freePort()];
+  const profileArgs = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(OUT_DIR, 'profiles')}`] : [];
+  const relay = await spawnChild({
+    name: 'relay',
+    nodeArgs: [...profileArgs, ...entryArgs(runner, 'src/main.ts')],
+    env: {
+      RELAY_ROLE: 'api',
+      HOST: '127.0.0.1',
+      PORT: String(relayPort),
+      REDIS_URL: redis.url,
+      LOG_LEVEL: 'warn',
+      // The Redis limiter stays on (its round trip is part of every /v1 request); the budget only never runs out.
+      RATE_LIMIT_POINTS: '1000000',
+    },
+    port: relayPort,
+    readyPath: '/readyz',
+  });
+  const bare = await spawnChild({
+    name: 'bare',
+    nodeArgs: entryArgs(runner, 'bench/bare-server.ts'),
+    env: { PORT: String(barePort), REDIS_URL: redis.url },
+    port: barePort,
+    readyPath: '/healthz',
+  });
+  out(
+    `relay (${runner}) ready in ${relay.readyMs} ms, bare in ${bare.readyMs} ms` +
+      (compileMs !== undefined ? `, compiled in ${compileMs} ms` : ''),
+  );
+
+  await seedSync(relay);
+  await checkSameAnswer(relay, bare);
+  const withAction = await actionAvailable(relay);
+  const idle = await memoryOf(relay.process.pid!);
+
+  const raw: Record<string, Measured['raw'][]> = {};
+  const get = await getRounds(relay, bare, raw);
+  const getMedians = {
+    relay: medianSummary(get.map((r) => r.relay)),
+    bare: medianSummary(get.map((r) => r.bare)),
+    rpsRatio: median(get.map((r) => r.rpsRatio)),
+    p99Ratio: median(get.map((r) => r.p99Ratio)),
+  };
+  out();
+  let post: { rounds: Summary[]; median: Summary } | undefined;
+  if (withAction) {
+    const postResults = await postRounds(relay, raw);
+    post = { rounds: postResults, median: medianSummary(postResults) };
+    out();
+  } else {
+    out('POST /v1/action: not in this build of the relay (404), skipped');
+  }
+  const long = longSeconds > 0 ? await longRun(relay, withAction, idle) : undefined;
+
+  out();
+  out('medians');
+  out(HEADER);
+  out(`${'GET relay'.padEnd(22)} ${fmt(getMedians.relay)}`);
+  out(`${'GET bare'.padEnd(22)} ${fmt(getMedians.bare)}`);
+  if (post) out(`${'POST /v1/action relay'.padEnd(22)} ${fmt(post.median)}`);
+  const verdict = (okay: boolean) => (okay ? 'met' : 'MISSED');
+  out(
+    `GET throughput relay/bare: median ${getMedians.rpsRatio} (target >= 0.6: ${verdict(getMedians.rpsRatio >= 0.6)})`,
+  );
+  out(
+    `GET p99 relay/bare:        median ${getMedians.p99Ratio} (target <= 2: ${verdict(getMedians.p99Ratio <= 2)})`,
+  );
+  if (long)
+    out(
+      `relay RSS after ${long.seconds} s:   ${long.after.rssMb} MB (target < 150: ${verdict(long.after.rssMb < 150)})`,
+    );
+
+  await Promise.all([relay.stop(), bare.stop()]);
+  await redis.stop();
+  const file = join(OUT_DIR, `results-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  const options = { duration, rounds, connections, warmup, long: longSeconds, runner, profile: args.profile };
+  writeFileSync(
+    file,
+    JSON.stringify(
+      {
+        machine: machine(),
+        options,
+        startup: { relayReadyMs: relay.readyMs, bareReadyMs: bare.readyMs, compileMs },
+        get: { rounds: get, medians: getMedians },
+        post,
+        long,
+        raw,
+      },
+      null,
+      2,
+    ),
+  );
+  out(`raw results: ${file}`);
+}
+
+await main();
