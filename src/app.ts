@@ -10,11 +10,15 @@ import { sharedLimiter } from './http/limiters.js';
 import { rateLimit } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
 import type { Logger } from './log.js';
+import { actionRoutes } from './routes/action.js';
 import { healthRoutes, type Readiness } from './routes/health.js';
 import { servicesRoutes } from './routes/services.js';
 import { syncRoutes } from './routes/sync.js';
+import { tokenRoutes } from './routes/token.js';
+import { ActionStore } from './store/action-store.js';
 import { keysFor } from './store/keys.js';
 import { SyncStore } from './store/sync-store.js';
+import { TokenStore } from './store/token-store.js';
 
 export interface ApiDeps {
   config: Config;
@@ -41,6 +45,8 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
   const router = new Router<RelayState>();
   healthRoutes(router, deps.readiness);
   syncRoutes(router, new SyncStore(redis, keys, config.sync));
+  actionRoutes(router, new ActionStore(redis, keys, config.action.ttlSeconds), config.action.ttlSeconds);
+  tokenRoutes(router, new TokenStore(redis, keys));
   servicesRoutes(router, config.services);
 
   const globalLimiter = sharedLimiter(

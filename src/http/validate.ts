@@ -9,8 +9,33 @@ const addFormats = addFormatsModule as unknown as typeof addFormatsModule.defaul
  * The one validation path. Unknown properties are removed (schemas say additionalProperties: false), so they
  * are never stored, and keys like `__proto__` never survive to reach an object's prototype.
  */
-const ajv = new Ajv({ allErrors: true, removeAdditional: 'all', strict: true, allowUnionTypes: true });
+// strictRequired would reject the `anyOf: [{ required: [...] }]` idiom that "at least one of" needs.
+const ajv = new Ajv({
+  allErrors: true,
+  removeAdditional: true,
+  strict: true,
+  strictRequired: false,
+  allowUnionTypes: true,
+});
 addFormats(ajv, ['email']);
+
+/** A string whose content parses as a JSON object (EVM payloads the key app will JSON.parse). */
+function isJsonObjectString(data: string): boolean {
+  try {
+    const parsed: unknown = JSON.parse(data);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed);
+  } catch {
+    return false;
+  }
+}
+
+ajv.addKeyword({
+  keyword: 'jsonObjectString',
+  type: 'string',
+  schemaType: 'boolean',
+  errors: false,
+  validate: (wanted: boolean, data: string) => !wanted || isJsonObjectString(data),
+});
 
 const MAX_DETAILS = 20;
 
@@ -26,7 +51,10 @@ function detail(location: Location, error: ErrorObject): ErrorDetail {
   const missing = error.keyword === 'required' ? `/${String(error.params.missingProperty)}` : '';
   return {
     field: `/${location}${error.instancePath}${missing}`,
-    message: error.message ?? 'is invalid',
+    message:
+      error.keyword === 'jsonObjectString'
+        ? 'must be a JSON object encoded as a string'
+        : (error.message ?? 'is invalid'),
   };
 }
 

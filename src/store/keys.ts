@@ -1,9 +1,13 @@
+export type TokenSide = 'key' | 'wallet';
+
 /** The relay's key layout (SPEC §8), in one place so operators and code agree. */
 export interface Keys {
   sync(walletIdentity: string): string;
   action(wkIdentity: string): string;
-  tokens(wkIdentity: string, side: 'key' | 'wallet'): string;
-  /** Prefix of the token → owner index; the script appends the token's SHA-1. */
+  tokens(wkIdentity: string, side: TokenSide): string;
+  /** `tokens(id, side)` is `tokenSetPrefix + side + ':' + id` (the token script builds it for moves). */
+  tokenSetPrefix: string;
+  /** Token → owner index: `tokenOwnerPrefix + side + ':' + sha1(token)` (built inside the token script). */
   tokenOwnerPrefix: string;
   rates: string;
   fees: string;
@@ -15,6 +19,7 @@ export function keysFor(prefix: string): Keys {
     sync: (id) => `${prefix}sync:${id}`,
     action: (id) => `${prefix}action:${id}`,
     tokens: (id, side) => `${prefix}tokens:${side}:${id}`,
+    tokenSetPrefix: `${prefix}tokens:`,
     tokenOwnerPrefix: `${prefix}tokens:owner:`,
     rates: `${prefix}rates`,
     fees: `${prefix}fees`,

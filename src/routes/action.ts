@@ -1,0 +1,40 @@
+import type Router from '@koa/router';
+import { ACTION_BODY_LIMIT, jsonBody } from '../http/body.js';
+import { ok, type RelayState } from '../http/context.js';
+import { AppError } from '../http/errors.js';
+import { validator } from '../http/validate.js';
+import { actionBody } from '../schemas/action.js';
+import { idParams } from '../schemas/common.js';
+import type { ActionStore } from '../store/action-store.js';
+import type { ActionRecord, ActionRequest } from '../types.js';
+
+const parseBody = validator<ActionRequest>('body', actionBody);
+const parseParams = validator<{ id: string }>('params', idParams);
+
+function toRecord(body: ActionRequest, ttlSeconds: number, now = Date.now()): ActionRecord {
+  return {
+    chain: body.chain,
+    wkIdentity: body.wkIdentity,
+    action: body.action,
+    payload: body.payload,
+    ...(body.path !== undefined ? { path: body.path } : {}),
+    ...(body.utxos !== undefined ? { utxos: body.utxos } : {}),
+    createdAt: new Date(now).toISOString(),
+    expiresAt: new Date(now + ttlSeconds * 1000).toISOString(),
+  };
+}
+
+export function actionRoutes(router: Router<RelayState>, store: ActionStore, ttlSeconds: number): void {
+  router.post('/v1/action', jsonBody(ACTION_BODY_LIMIT), async (ctx) => {
+    const record = toRecord(parseBody(ctx.request.body), ttlSeconds);
+    await store.save(record);
+    ok(ctx, record);
+  });
+
+  router.get('/v1/action/:id', async (ctx) => {
+    const { id } = parseParams({ ...ctx.params });
+    const record = await store.read(id);
+    if (!record) throw new AppError('NOT_FOUND', 'The action mailbox of this pair is empty or expired.');
+    ok(ctx, record);
+  });
+}

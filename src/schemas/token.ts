@@ -1,0 +1,11 @@
+import { identifier } from './common.js';
+
+const pushToken = { type: 'string', minLength: 1, maxLength: 5000 } as const;
+
+export const tokenBody = {
+  type: 'object',
+  properties: { wkIdentity: identifier, keyToken: pushToken, walletToken: pushToken },
+  required: ['wkIdentity'],
+  anyOf: [{ required: ['keyToken'] }, { required: ['walletToken'] }],
+  additionalProperties: false,
+} as const;
