@@ -1,5 +1,5 @@
 import autocannon, { type Options, type Result } from 'autocannon';
-import { round } from './children.js';
+import { cpuMsOf, round } from './children.js';
 
 /** What the benchmark reports of one autocannon run. */
 export interface Summary {
@@ -10,6 +10,8 @@ export interface Summary {
   total: number;
   non2xx: number;
   errors: number;
+  /** CPU time (user + system) the server process spent per answered request, µs: robust to a busy machine. */
+  cpuUsPerRequest: number;
 }
 
 export interface Measured {
@@ -17,8 +19,11 @@ export interface Measured {
   raw: Result;
 }
 
-export async function drive(options: Options): Promise<Measured> {
+/** Runs autocannon against the server process `pid` and measures its CPU time meanwhile. */
+export async function drive(pid: number, options: Options): Promise<Measured> {
+  const cpuBefore = await cpuMsOf(pid);
   const raw = await autocannon(options);
+  const cpuMs = (await cpuMsOf(pid)) - cpuBefore;
   return {
     raw,
     summary: {
@@ -28,6 +33,7 @@ export async function drive(options: Options): Promise<Measured> {
       total: raw.requests.total,
       non2xx: raw.non2xx,
       errors: raw.errors,
+      cpuUsPerRequest: raw.requests.total ? Math.round((1000 * cpuMs) / raw.requests.total) : 0,
     },
   };
 }
@@ -50,5 +56,6 @@ export function medianSummary(summaries: Summary[]): Summary {
     total: of('total'),
     non2xx: sum('non2xx'),
     errors: sum('errors'),
+    cpuUsPerRequest: of('cpuUsPerRequest'),
   };
 }

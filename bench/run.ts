@@ -4,7 +4,7 @@
  * memory. Loopback only; raw results go to .bench/. See docs/benchmarks.md.
  *
  *   npm run bench -- [--duration 10] [--rounds 5] [--connections 64] [--warmup 3] [--long 60]
- *                    [--runner dist|tsx] [--profile]
+ *                    [--runner dist|tsx] [--phases get,post,long] [--profile]
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -33,6 +33,7 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '3' },
     long: { type: 'string', default: '60' },
     runner: { type: 'string', default: 'dist' },
+    phases: { type: 'string', default: 'get,post,long' },
     profile: { type: 'boolean', default: false },
   },
 });
@@ -43,6 +44,7 @@ const warmup = Number(args.warmup);
 const longSeconds = Number(args.long);
 const runner = args.runner as Runner;
 if (runner !== 'dist' && runner !== 'tsx') throw new Error('--runner must be dist or tsx');
+const phases = new Set(args.phases.split(','));
 
 const out = (line = '') => process.stdout.write(line + '\n');
 
@@ -103,9 +105,9 @@ async function actionAvailable(relay: Child): Promise<boolean> {
 }
 
 const getSync = (target: Child, seconds: number) =>
-  drive({ url: `${target.url}/v1/sync/${WALLET_ID}`, connections, duration: seconds });
+  drive(target.process.pid!, { url: `${target.url}/v1/sync/${WALLET_ID}`, connections, duration: seconds });
 const postAction = (target: Child, seconds: number, conns = connections) =>
-  drive({
+  drive(target.process.pid!, {
     url: `${target.url}/v1/action`,
     connections: conns,
     duration: seconds,
@@ -120,12 +122,15 @@ interface GetRound {
   bare: Summary;
   rpsRatio: number;
   p99Ratio: number;
+  cpuRatio: number;
 }
 
 const fmt = (s: Summary) =>
   `${String(s.rps).padStart(8)} ${String(s.p50).padStart(7)} ${String(s.p99).padStart(7)}` +
-  ` ${String(s.non2xx + s.errors).padStart(6)}`;
-const HEADER = `${'run'.padEnd(22)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'fail'.padStart(6)}`;
+  ` ${String(s.non2xx + s.errors).padStart(6)} ${String(s.cpuUsPerRequest).padStart(8)}`;
+const HEADER =
+  `${'run'.padEnd(22)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}` +
+  ` ${'fail'.padStart(6)} ${'cpu µs/req'.padStart(8)}`;
 
 async function getRounds(
   relay: Child,
@@ -137,7 +142,7 @@ async function getRounds(
     await seedSync(relay);
     await getSync(target, warmup);
   }
-  out(HEADER + `${'rps ratio'.padStart(10)} ${'p99 ratio'.padStart(10)}`);
+  out(HEADER + ['rps ratio', 'p99 ratio', 'cpu ratio'].map((h) => h.padStart(10)).join(''));
   const results: GetRound[] = [];
   for (let i = 1; i <= rounds; i++) {
     await seedSync(relay);
@@ -152,14 +157,30 @@ async function getRounds(
       bare: b.summary,
       rpsRatio: round(r.summary.rps / b.summary.rps, 2),
       p99Ratio: round(r.summary.p99 / b.summary.p99, 2),
+      cpuRatio: round(r.summary.cpuUsPerRequest / b.summary.cpuUsPerRequest, 2),
     };
     results.push(row);
     out(`${`round ${i} relay`.padEnd(22)} ${fmt(r.summary)}`);
     out(
-      `${`round ${i} bare`.padEnd(22)} ${fmt(b.summary)}${String(row.rpsRatio).padStart(10)} ${String(row.p99Ratio).padStart(10)}`,
+      `${`round ${i} bare`.padEnd(22)} ${fmt(b.summary)}${[row.rpsRatio, row.p99Ratio, row.cpuRatio].map((v) => String(v).padStart(10)).join('')}`,
     );
   }
   return results;
+}
+
+async function getPhase(relay: Child, bare: Child, raw: Record<string, Measured['raw'][]>) {
+  const rounds = await getRounds(relay, bare, raw);
+  out();
+  return {
+    rounds,
+    medians: {
+      relay: medianSummary(rounds.map((r) => r.relay)),
+      bare: medianSummary(rounds.map((r) => r.bare)),
+      rpsRatio: median(rounds.map((r) => r.rpsRatio)),
+      p99Ratio: median(rounds.map((r) => r.p99Ratio)),
+      cpuRatio: median(rounds.map((r) => r.cpuRatio)),
+    },
+  };
 }
 
 async function postRounds(relay: Child, raw: Record<string, Measured['raw'][]>): Promise<Summary[]> {
@@ -201,7 +222,7 @@ async function longRun(relay: Child, withAction: boolean, idle: Memory): Promise
     );
   }, 10_000);
   const [get, post] = await Promise.all([
-    drive({
+    drive(relay.process.pid!, {
       url: `${relay.url}/v1/sync/${WALLET_ID}`,
       connections: connections - postConnections,
       duration: longSeconds,
@@ -272,46 +293,50 @@ async function main(): Promise<void> {
   const idle = await memoryOf(relay.process.pid!);
 
   const raw: Record<string, Measured['raw'][]> = {};
-  const get = await getRounds(relay, bare, raw);
-  const getMedians = {
-    relay: medianSummary(get.map((r) => r.relay)),
-    bare: medianSummary(get.map((r) => r.bare)),
-    rpsRatio: median(get.map((r) => r.rpsRatio)),
-    p99Ratio: median(get.map((r) => r.p99Ratio)),
-  };
-  out();
+  const get = phases.has('get') ? await getPhase(relay, bare, raw) : undefined;
   let post: { rounds: Summary[]; median: Summary } | undefined;
-  if (withAction) {
+  if (phases.has('post') && !withAction)
+    out('POST /v1/action: not in this build of the relay (404), skipped');
+  if (phases.has('post') && withAction) {
     const postResults = await postRounds(relay, raw);
     post = { rounds: postResults, median: medianSummary(postResults) };
     out();
-  } else {
-    out('POST /v1/action: not in this build of the relay (404), skipped');
   }
-  const long = longSeconds > 0 ? await longRun(relay, withAction, idle) : undefined;
+  const long = phases.has('long') && longSeconds > 0 ? await longRun(relay, withAction, idle) : undefined;
 
   out();
   out('medians');
   out(HEADER);
-  out(`${'GET relay'.padEnd(22)} ${fmt(getMedians.relay)}`);
-  out(`${'GET bare'.padEnd(22)} ${fmt(getMedians.bare)}`);
-  if (post) out(`${'POST /v1/action relay'.padEnd(22)} ${fmt(post.median)}`);
   const verdict = (okay: boolean) => (okay ? 'met' : 'MISSED');
-  out(
-    `GET throughput relay/bare: median ${getMedians.rpsRatio} (target >= 0.6: ${verdict(getMedians.rpsRatio >= 0.6)})`,
-  );
-  out(
-    `GET p99 relay/bare:        median ${getMedians.p99Ratio} (target <= 2: ${verdict(getMedians.p99Ratio <= 2)})`,
-  );
-  if (long)
+  if (get) {
+    const m = get.medians;
+    out(`${'GET relay'.padEnd(22)} ${fmt(m.relay)}`);
+    out(`${'GET bare'.padEnd(22)} ${fmt(m.bare)}`);
+    out(`GET throughput relay/bare: median ${m.rpsRatio} (target >= 0.6: ${verdict(m.rpsRatio >= 0.6)})`);
+    out(`GET p99 relay/bare:        median ${m.p99Ratio} (target <= 2: ${verdict(m.p99Ratio <= 2)})`);
+    out(`GET CPU per request relay/bare: median ${m.cpuRatio}`);
+  }
+  if (post) out(`${'POST /v1/action relay'.padEnd(22)} ${fmt(post.median)}`);
+  if (long) {
     out(
-      `relay RSS after ${long.seconds} s:   ${long.after.rssMb} MB (target < 150: ${verdict(long.after.rssMb < 150)})`,
+      `relay RSS after ${long.seconds} s: ${long.after.rssMb} MB (target < 150: ${verdict(long.after.rssMb < 150)})`,
     );
+  }
 
   await Promise.all([relay.stop(), bare.stop()]);
   await redis.stop();
   const file = join(OUT_DIR, `results-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  const options = { duration, rounds, connections, warmup, long: longSeconds, runner, profile: args.profile };
+  const options = {
+    duration,
+    rounds,
+    connections,
+    warmup,
+    long: longSeconds,
+    runner,
+    phases: [...phases],
+    profile: args.profile,
+  };
+
   writeFileSync(
     file,
     JSON.stringify(
@@ -319,7 +344,7 @@ async function main(): Promise<void> {
         machine: machine(),
         options,
         startup: { relayReadyMs: relay.readyMs, bareReadyMs: bare.readyMs, compileMs },
-        get: { rounds: get, medians: getMedians },
+        get,
         post,
         long,
         raw,
