@@ -15,7 +15,7 @@ export interface ApiHandle extends RoleHandle {
 /** Starts the API role: its own Redis clients, the Koa app and an HTTP server with bounded timeouts. */
 export async function startApi(config: Config, log: Logger): Promise<ApiHandle> {
   const redis = createRedis(config.redisUrl, 'store');
-  const limiterRedis = createRedis(config.redisUrl, 'failFast');
+  const limiterRedis = createRedis(config.redisUrl, 'limiter');
   let draining = false;
 
   const app = buildApp({
