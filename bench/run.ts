@@ -186,13 +186,14 @@ async function getPhase(relay: Child, bare: Child, raw: Record<string, Measured[
 async function postRounds(relay: Child, raw: Record<string, Measured['raw'][]>): Promise<Summary[]> {
   out(`POST /v1/action (10 KB payload): ${rounds} rounds of ${duration} s, ${connections} connections`);
   await postAction(relay, warmup);
-  out(HEADER);
+  out(HEADER + '    RSS MB');
   const results: Summary[] = [];
   for (let i = 1; i <= rounds; i++) {
     const r = await postAction(relay, duration);
     (raw.postRelay ??= []).push(r.raw);
     results.push(r.summary);
-    out(`${`round ${i} relay`.padEnd(22)} ${fmt(r.summary)}`);
+    const { rssMb } = await memoryOf(relay.process.pid!);
+    out(`${`round ${i} relay`.padEnd(22)} ${fmt(r.summary)}${String(rssMb).padStart(10)}`);
   }
   return results;
 }
