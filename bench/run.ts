@@ -4,7 +4,7 @@
  * memory. Loopback only; raw results go to .bench/. See docs/benchmarks.md.
  *
  *   npm run bench -- [--duration 10] [--rounds 5] [--connections 64] [--warmup 3] [--long 60]
- *                    [--runner dist|tsx] [--phases get,post,long] [--profile]
+ *                    [--runner dist|tsx] [--phases get,post,long] [--profile] [--relay-node-args=--flag]
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -34,6 +34,7 @@ const { values: args } = parseArgs({
     long: { type: 'string', default: '60' },
     runner: { type: 'string', default: 'dist' },
     phases: { type: 'string', default: 'get,post,long' },
+    'relay-node-args': { type: 'string', default: '' },
     profile: { type: 'boolean', default: false },
   },
 });
@@ -45,6 +46,8 @@ const longSeconds = Number(args.long);
 const runner = args.runner as Runner;
 if (runner !== 'dist' && runner !== 'tsx') throw new Error('--runner must be dist or tsx');
 const phases = new Set(args.phases.split(','));
+// Extra node flags for the relay only, e.g. --relay-node-args=--max-semi-space-size=4 (V8 heap tuning).
+const relayNodeArgs = args['relay-node-args'].split(' ').filter(Boolean);
 
 const out = (line = '') => process.stdout.write(line + '\n');
 
@@ -263,7 +266,7 @@ async function main(): Promise<void> {
   const profileArgs = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(OUT_DIR, 'profiles')}`] : [];
   const relay = await spawnChild({
     name: 'relay',
-    nodeArgs: [...profileArgs, ...entryArgs(runner, 'src/main.ts')],
+    nodeArgs: [...profileArgs, ...relayNodeArgs, ...entryArgs(runner, 'src/main.ts')],
     env: {
       RELAY_ROLE: 'api',
       HOST: '127.0.0.1',
@@ -336,6 +339,7 @@ async function main(): Promise<void> {
     runner,
     phases: [...phases],
     profile: args.profile,
+    relayNodeArgs,
   };
 
   writeFileSync(
