@@ -32,11 +32,6 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
         ),
     },
   });
-  // Keep-alive clients of a draining pod are told to reconnect, so the load balancer moves them elsewhere.
-  app.use(async (ctx, next) => {
-    if (draining) ctx.set('Connection', 'close');
-    await next();
-  });
   app.on('error', (err: unknown) => log.error('koa error', errorFields(err)));
 
   const server = createServer(app.callback());

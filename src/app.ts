@@ -57,6 +57,11 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
     config.rateLimit.windowSeconds,
   );
 
+  app.use(async (ctx, next) => {
+    // Keep-alive clients of a draining pod are told to reconnect, so the load balancer moves them elsewhere.
+    if (deps.readiness.draining()) ctx.set('Connection', 'close');
+    await next();
+  });
   app.use(requestId(log));
   app.use(accessLog());
   app.use(errorEnvelope());
