@@ -34,9 +34,15 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
   });
   app.on('error', (err: unknown) => log.error('koa error', errorFields(err)));
 
-  const server = createServer(app.callback());
-  server.requestTimeout = 30_000;
-  server.headersTimeout = 15_000;
+  const server = createServer(
+    // Node enforces requestTimeout only when it checks connections; check often enough to honour it.
+    {
+      requestTimeout: config.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(30_000, config.requestTimeoutMs / 2),
+    },
+    app.callback(),
+  );
+  server.headersTimeout = Math.min(15_000, config.requestTimeoutMs);
   // Longer than common load balancers' idle timeout (60 s), so they close first and never reuse a dead socket.
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {

@@ -13,6 +13,8 @@ export interface Config {
   logLevel: LogLevel;
   /** How long SIGTERM waits for in-flight requests and the active job before giving up. */
   shutdownTimeoutMs: number;
+  /** Longest time a client may take to send a whole request (slow uploads are cut off with 408). */
+  requestTimeoutMs: number;
   sync: { ttlSeconds: number; readGraceSeconds: number };
   action: { ttlSeconds: number };
   rateLimit: { points: number; windowSeconds: number; trustProxyHops: number };
@@ -169,6 +171,7 @@ function read(env: EnvReader): Config {
     role: env.oneOf('RELAY_ROLE', 'all', ['api', 'worker', 'all'] as const),
     logLevel: env.oneOf('LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error'] as const),
     shutdownTimeoutMs: env.int('SHUTDOWN_TIMEOUT_MS', 20_000, 0, 600_000),
+    requestTimeoutMs: env.int('HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
     sync: {
       ttlSeconds: env.int('SYNC_TTL_SECONDS', 900, 1, 86_400),
       readGraceSeconds: env.int('SYNC_READ_GRACE_SECONDS', 120, 0, 86_400),

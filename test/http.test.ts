@@ -124,7 +124,9 @@ describe('HTTP layer', () => {
       expect(seen).to.deep.equal(['2', '1', '0']);
       const res = await get(limited.url, '/v1/sync/none');
       expect(res.status).to.equal(429);
-      expect(res.body).to.deep.equal(errorBody(res, 'RATE_LIMITED', 'Too many requests; slow down and retry later.'));
+      expect(res.body).to.deep.equal(
+        errorBody(res, 'RATE_LIMITED', 'Too many requests; slow down and retry later.'),
+      );
       expect(res.headers.get('retry-after')).to.match(/^\d+$/);
       expect(Number(res.headers.get('retry-after'))).to.be.within(1, 30);
       expect(res.headers.get('ratelimit-remaining')).to.equal('0');
@@ -169,5 +171,33 @@ describe('HTTP layer', () => {
         expect(line.time).to.be.a('string');
       }
     });
+  });
+});
+
+describe('server timeouts', () => {
+  it('a request body that arrives too late is cut off and the process keeps serving', async () => {
+    const { request } = await import('node:http');
+    const api = await startTestApi({ HTTP_REQUEST_TIMEOUT_MS: '400' });
+    try {
+      const body = JSON.stringify({ chain: 'btc', wkIdentity: 'late', action: 'txid', payload: 'abcd' });
+      const outcome = await new Promise<number | string>((resolve) => {
+        const req = request(
+          `${api.url}/v1/action`,
+          { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': body.length } },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode!);
+          },
+        );
+        req.on('error', () => resolve('closed'));
+        req.write(body.slice(0, 10));
+        setTimeout(() => req.end(body.slice(10)), 1500);
+      });
+      expect(outcome).to.be.oneOf([408, 'closed']);
+      expect(await redis().exists('relay:action:late')).to.equal(0);
+      expect((await get(api.url, '/healthz')).status).to.equal(200);
+    } finally {
+      await api.stop();
+    }
   });
 });
