@@ -18,7 +18,11 @@ type RefreshName = 'rates' | 'fees';
  * One refresh of each kind. Every provider is fetched on its own; what succeeds is written, what fails keeps its
  * last good value in Redis (and is logged), so one bad provider never blanks the others.
  */
-export function refreshJobs(config: Config, log: Logger, store: MarketStore): Record<RefreshName, () => Promise<void>> {
+export function refreshJobs(
+  config: Config,
+  log: Logger,
+  store: MarketStore,
+): Record<RefreshName, () => Promise<void>> {
   const { market } = config;
   const upstream = new Upstream(market.upstreamTimeoutMs);
 
@@ -93,7 +97,9 @@ export async function startRefresh(config: Config, log: Logger): Promise<RoleHan
     connection: consumer,
     concurrency: 2,
   });
-  worker.on('failed', (job, err) => log.error('market refresh failed', { job: job?.name, ...errorFields(err) }));
+  worker.on('failed', (job, err) =>
+    log.error('market refresh failed', { job: job?.name, ...errorFields(err) }),
+  );
   log.info('market refresh scheduled', periods);
 
   return {

@@ -1,4 +1,4 @@
-import got, { type Got } from 'got';
+import got, { HTTPError, RequestError, type Got } from 'got';
 
 /** Larger answers than this are cut off: no provider answer we use comes near it. */
 export const MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -39,8 +39,9 @@ export class Upstream {
     try {
       text = (await pending).body;
     } catch (err) {
-      const reason = pending.isCanceled ? 'answer larger than the limit' : (err as Error).message;
-      throw new UpstreamError(`${host}: ${reason}`);
+      throw new UpstreamError(
+        `${host}: ${pending.isCanceled ? 'answer larger than the limit' : reason(err)}`,
+      );
     }
     try {
       return JSON.parse(text) as unknown;
@@ -48,6 +49,13 @@ export class Upstream {
       throw new UpstreamError(`${host}: answer is not JSON`);
     }
   }
+}
+
+/** Status or error code only: got's messages repeat the URL, and URLs may carry API keys. */
+function reason(err: unknown): string {
+  if (err instanceof HTTPError) return `HTTP ${err.response.statusCode}`;
+  if (err instanceof RequestError) return err.code;
+  return 'request failed';
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {

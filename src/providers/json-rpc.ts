@@ -24,7 +24,10 @@ export async function rpcBatch(upstream: Upstream, url: string, calls: RpcCall[]
     if (isRecord(entry.error)) {
       const { code, message } = entry.error;
       byId.set(entry.id, {
-        error: { code: typeof code === 'number' ? code : 0, message: typeof message === 'string' ? message : '' },
+        error: {
+          code: typeof code === 'number' ? code : 0,
+          message: typeof message === 'string' ? message : '',
+        },
       });
     } else if ('result' in entry) {
       byId.set(entry.id, { result: entry.result });

@@ -10,7 +10,10 @@ for (const [key, id] of [...Object.entries(ids.tokens), ...Object.entries(ids.ch
 }
 
 /** USD prices keyed by lowercase chain id and token symbol; testnet coins are worth 0. */
-export async function fetchCryptoPrices(upstream: Upstream, baseUrl: string): Promise<Record<string, number>> {
+export async function fetchCryptoPrices(
+  upstream: Upstream,
+  baseUrl: string,
+): Promise<Record<string, number>> {
   const query = `ids=${[...KEYS_BY_ID.keys()].sort().join(',')}&vs_currencies=usd`;
   const answer = await upstream.getJson(`${baseUrl}/simple/price?${query}`);
   if (!isRecord(answer)) throw new UpstreamError('price answer is not an object');
@@ -29,7 +32,8 @@ export async function fetchCryptoPrices(upstream: Upstream, baseUrl: string): Pr
 /** Units of each currency per 1 USD, from a `{ rates: { EUR: 0.92, … } }` answer. */
 export async function fetchFiatRates(upstream: Upstream, url: string): Promise<Record<string, number>> {
   const answer = await upstream.getJson(url);
-  if (!isRecord(answer) || !isRecord(answer.rates)) throw new UpstreamError('fiat answer has no rates object');
+  if (!isRecord(answer) || !isRecord(answer.rates))
+    throw new UpstreamError('fiat answer has no rates object');
   const rates: Record<string, number> = {};
   for (const [currency, value] of Object.entries(answer.rates)) {
     if (!/^[A-Z]{3}$/.test(currency)) continue;

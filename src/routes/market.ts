@@ -25,7 +25,8 @@ export function marketRoutes(router: Router<RelayState>, store: MarketStore, tok
 
   router.get('/v1/tokeninfo/:network/:address', async (ctx) => {
     const { network, address } = parseTokenParams({ ...ctx.params });
-    if (!isEvmChain(network)) throw new AppError('NOT_FOUND', 'Token metadata is not available on this network.');
+    if (!isEvmChain(network))
+      throw new AppError('NOT_FOUND', 'Token metadata is not available on this network.');
     const token = await tokens.get(network, address.toLowerCase(), ctx.state.log);
     if (!token) throw new AppError('NOT_FOUND', 'This address is not a token contract on this network.');
     ok(ctx, token);

@@ -17,7 +17,10 @@ export function signRoutes(
   limiter: RateLimiterAbstract,
 ): void {
   const parsers = new Map(
-    [...partners.values()].map((p) => [p.name, validator<Record<string, string>>('body', signBody(p.signable))]),
+    [...partners.values()].map((p) => [
+      p.name,
+      validator<Record<string, string>>('body', signBody(p.signable)),
+    ]),
   );
 
   router.post(
@@ -26,16 +29,28 @@ export function signRoutes(
       await consumeOrReject(limiter, ctx.ip, 'signing requests');
       const partner = partners.get(ctx.params.partner ?? '');
       if (!partner) throw new AppError('NOT_FOUND', 'There is no such partner.');
-      if (partner.secret === undefined) throw unavailable(`Signing for ${partner.name} is not configured.`, 60);
+      if (partner.secret === undefined)
+        throw unavailable(`Signing for ${partner.name} is not configured.`, 60);
       await next();
     },
     jsonBody(SIGN_BODY_LIMIT),
     async (ctx) => {
       const partner = partners.get(ctx.params.partner!)!;
+      const unknown = Object.keys(ctx.request.body as object).filter(
+        (key) => !partner.signable.includes(key),
+      );
+      if (unknown.length > 0) {
+        throw new AppError('INVALID_PARAMETER', `Only ${partner.signable.join(', ')} can be signed.`, {
+          details: unknown.map((key) => ({ field: `/body/${key}`, message: 'is not a signable parameter' })),
+        });
+      }
       const parameters = parsers.get(partner.name)!(ctx.request.body);
       const signed = signParameters(partner.secret!, parameters);
       if (signed.signedData.length > MAX_SIGNED_CHARS) {
-        throw new AppError('INVALID_PARAMETER', `The parameters are longer than ${MAX_SIGNED_CHARS} characters.`);
+        throw new AppError(
+          'INVALID_PARAMETER',
+          `The parameters are longer than ${MAX_SIGNED_CHARS} characters.`,
+        );
       }
       ok(ctx, signed);
     },

@@ -75,7 +75,10 @@ export class MarketStore {
 
   async saveFees(entries: FeeEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    await this.redis.hset(this.keys.fees, Object.fromEntries(entries.map((e) => [e.coin, JSON.stringify(e)])));
+    await this.redis.hset(
+      this.keys.fees,
+      Object.fromEntries(entries.map((e) => [e.coin, JSON.stringify(e)])),
+    );
   }
 
   /** Every chain that ever had a value, in the chain list's order. */
