@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Redis } from 'ioredis';
 import { UTXO_CHAINS } from '../src/chains.js';
-import { loadConfig } from '../src/config.js';
+import { ConfigError, knownEnvVars, loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { createRedis } from '../src/redis/clients.js';
 import { keysFor } from '../src/store/keys.js';
@@ -257,5 +257,46 @@ describe('GET /v1/rates and GET /v1/networkfees (refreshed by the worker)', () =
     const coins = withoutTimes((await fees()).body.data).map((e) => (e as { coin: string }).coin);
     expect(coins).to.deep.equal(UTXO_CHAINS.filter((chain) => chain !== 'btc'));
     expect(failures()).to.have.length(8);
+  });
+});
+
+describe('market configuration', () => {
+  it('merges fee floors and fixed fees over the defaults', () => {
+    const { market } = loadConfig({
+      EVM_PRIORITY_FEE_FLOOR_GWEI: '{"eth":0.5}',
+      FEES_FIXED_SAT_VB: '{"doge":500,"zec":10}',
+      UPSTREAM_TIMEOUT_MS: '2500',
+    });
+    expect(market.priorityFeeFloorGwei).to.include({ eth: 0.5, polygon: 30, bsc: 0.1 });
+    expect(market.fixedFees).to.include({ doge: 500, zec: 10, bch: 1 });
+    expect(market.upstreamTimeoutMs).to.equal(2500);
+  });
+
+  const bad: [Record<string, string>, string][] = [
+    [{ UPSTREAM_TIMEOUT_MS: '6000' }, 'UPSTREAM_TIMEOUT_MS must be an integer from 50 to 5000 (got "6000")'],
+    [
+      { EVM_PRIORITY_FEE_FLOOR_GWEI: '{"solana":1}' },
+      'EVM_PRIORITY_FEE_FLOOR_GWEI has an unknown chain "solana"',
+    ],
+    [
+      { EVM_PRIORITY_FEE_FLOOR_GWEI: '{"eth":"1"}' },
+      'EVM_PRIORITY_FEE_FLOOR_GWEI.eth must be a non-negative number',
+    ],
+    [{ FEES_FIXED_SAT_VB: '{"btc":5}' }, 'FEES_FIXED_SAT_VB has an unknown chain "btc"'],
+    [{ FEES_FIXED_SAT_VB: '{"doge":-1}' }, 'FEES_FIXED_SAT_VB.doge must be a non-negative number'],
+    [{ FEES_FIXED_SAT_VB: '[1]' }, 'FEES_FIXED_SAT_VB must be a JSON object'],
+  ];
+  for (const [env, message] of bad) {
+    it(`refuses ${JSON.stringify(env)}`, () => {
+      expect(() => loadConfig(env)).to.throw(ConfigError, message);
+    });
+  }
+
+  it('lists the new variables among the known ones', () => {
+    expect(knownEnvVars()).to.include.members([
+      'UPSTREAM_TIMEOUT_MS',
+      'EVM_PRIORITY_FEE_FLOOR_GWEI',
+      'FEES_FIXED_SAT_VB',
+    ]);
   });
 });
