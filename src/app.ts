@@ -10,6 +10,7 @@ import { sharedLimiter } from './http/limiters.js';
 import { rateLimit } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
 import type { Logger } from './log.js';
+import { httpMetrics } from './metrics.js';
 import { healthRoutes, type Readiness } from './routes/health.js';
 import { servicesRoutes } from './routes/services.js';
 import { syncRoutes } from './routes/sync.js';
@@ -53,6 +54,7 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
 
   app.use(requestId(log));
   app.use(accessLog());
+  app.use(httpMetrics());
   app.use(errorEnvelope());
   app.use(corsPolicy(config.corsOrigins));
   app.use(rateLimit(globalLimiter, config.rateLimit.points, isV1));

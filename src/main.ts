@@ -1,6 +1,7 @@
 import { startApi } from './api.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, errorFields } from './log.js';
+import { startMetricsServer } from './metrics.js';
 import { redisForLaptop } from './redis/dev-redis.js';
 import type { RoleHandle } from './role.js';
 import { startWorker } from '../worker/main.js';
@@ -32,6 +33,9 @@ try {
 const roles: RoleHandle[] = [];
 if (config.role !== 'worker') roles.push(await startApi(config, log));
 if (config.role !== 'api') roles.push(await startWorker(config, log));
+// Started after the roles and stopped after them, so the last scrape before exit sees the final counts.
+const metrics = await startMetricsServer(config, log);
+if (metrics) roles.push(metrics);
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
