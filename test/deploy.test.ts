@@ -481,7 +481,7 @@ describe('deployment manifests', () => {
           expect(scraped.status).to.equal(200);
         } catch (err) {
           child.kill('SIGKILL');
-          throw new Error(`${(err as Error).message}; the process wrote: ${output}`);
+          throw new Error(`${(err as Error).message}; the process wrote: ${output}`, { cause: err });
         }
         child.kill('SIGTERM');
         expect([await exited, output]).to.deep.equal([0, output]);

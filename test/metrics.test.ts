@@ -1,8 +1,15 @@
 import { Queue, Worker } from 'bullmq';
+import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
-import { instrumentWorker, startMetricsServer, watchQueueDepth, type MetricsHandle } from '../src/metrics.js';
+import {
+  instrumentWorker,
+  registry,
+  startMetricsServer,
+  watchQueueDepth,
+  type MetricsHandle,
+} from '../src/metrics.js';
 import { createRedis } from '../src/redis/clients.js';
 import { freePort } from '../src/redis/server.js';
 import { get, startTestApi, testEnv, waitUntilReady, type TestApi } from './helpers/api.js';
@@ -216,6 +223,18 @@ describe('metrics', () => {
         await testRedis().start();
       }
     });
+  });
+
+  it('docs/operations.md names exactly the relay_* metrics the registry has', () => {
+    const registered = registry
+      .getMetricsAsArray()
+      .map((m) => m.name)
+      .filter((name) => name.startsWith('relay_'));
+    const docs = readFileSync(new URL('../docs/operations.md', import.meta.url), 'utf8');
+    const named = [...docs.matchAll(/\brelay_[a-z_]+/g)].map(([name]) =>
+      name.replace(/_(bucket|count|sum)$/, ''),
+    );
+    expect([...new Set(named)].sort()).to.deep.equal(registered.sort());
   });
 
   describe('the metrics listener', () => {

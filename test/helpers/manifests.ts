@@ -55,7 +55,8 @@ export function ofKind(docs: K8sDocument[], kind: string, component?: string): M
 
 function compile(path: string): ValidateFunction {
   // The JSON Schema draft these files name is unknown to ajv 8 and adds nothing to the checks.
-  const { $schema: _ignored, ...schema } = JSON.parse(readFileSync(path, 'utf8')) as Manifest;
+  const schema = JSON.parse(readFileSync(path, 'utf8')) as Manifest;
+  delete schema.$schema;
   const ajv = new Ajv({ strict: false, allErrors: true });
   addFormats(ajv);
   for (const format of ['int32', 'int64', 'byte']) ajv.addFormat(format, true);
