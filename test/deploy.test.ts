@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { execFile } from 'node:child_process';
 import { expect } from 'chai';
 import { knownEnvVars, loadConfig, type Config } from '../src/config.js';
 import { createLogger } from '../src/log.js';
