@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
+import { listen } from './listen.js';
 import { errorFields, type Logger } from './log.js';
 import { createRedis } from './redis/clients.js';
 import type { RoleHandle } from './role.js';
@@ -45,17 +45,12 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
   server.headersTimeout = Math.min(15_000, config.requestTimeoutMs);
   // Longer than common load balancers' idle timeout (60 s), so they close first and never reuse a dead socket.
   server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-  log.info('api listening', { host: config.host, port });
+  const url = await listen(server, config.port, config.host);
+  log.info('api listening', { host: config.host, port: Number(new URL(url).port) });
 
   return {
     server,
-    url: `http://${host}:${port}`,
+    url,
     async stop() {
       draining = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -10,6 +10,7 @@ import { sharedLimiter } from './http/limiters.js';
 import { rateLimit } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
 import type { Logger } from './log.js';
+import { httpMetrics } from './metrics.js';
 import { partnerRegistry } from './partners.js';
 import { Upstream } from './providers/http.js';
 import { actionRoutes } from './routes/action.js';
@@ -78,6 +79,7 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
   });
   app.use(requestId(log));
   app.use(accessLog());
+  app.use(httpMetrics());
   app.use(errorEnvelope());
   app.use(corsPolicy(config.corsOrigins));
   app.use(rateLimit(globalLimiter, config.rateLimit.points, isV1));

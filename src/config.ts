@@ -15,6 +15,8 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** Longest time a client may take to send a whole request (slow uploads are cut off with 408). */
   requestTimeoutMs: number;
+  /** Port of the Prometheus `/metrics` listener (on HOST, beside the API and the worker); 0 turns it off. */
+  metricsPort: number;
   sync: { ttlSeconds: number; readGraceSeconds: number };
   action: { ttlSeconds: number };
   rateLimit: { points: number; windowSeconds: number; trustProxyHops: number };
@@ -217,6 +219,7 @@ function read(env: EnvReader): Config {
     logLevel: env.oneOf('LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error'] as const),
     shutdownTimeoutMs: env.int('SHUTDOWN_TIMEOUT_MS', 20_000, 0, 600_000),
     requestTimeoutMs: env.int('HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
+    metricsPort: env.int('METRICS_PORT', 9464, 0, 65535),
     sync: {
       ttlSeconds: env.int('SYNC_TTL_SECONDS', 900, 1, 86_400),
       readGraceSeconds: env.int('SYNC_READ_GRACE_SECONDS', 120, 0, 86_400),
