@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
+import { listen } from './listen.js';
 import { errorFields, type Logger } from './log.js';
 import { createRedis } from './redis/clients.js';
 import type { RoleHandle } from './role.js';
@@ -32,29 +32,25 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
         ),
     },
   });
-  // Keep-alive clients of a draining pod are told to reconnect, so the load balancer moves them elsewhere.
-  app.use(async (ctx, next) => {
-    if (draining) ctx.set('Connection', 'close');
-    await next();
-  });
   app.on('error', (err: unknown) => log.error('koa error', errorFields(err)));
 
-  const server = createServer(app.callback());
-  server.requestTimeout = 30_000;
-  server.headersTimeout = 15_000;
+  const server = createServer(
+    // Node enforces requestTimeout only when it checks connections; check often enough to honour it.
+    {
+      requestTimeout: config.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(30_000, config.requestTimeoutMs / 2),
+    },
+    app.callback(),
+  );
+  server.headersTimeout = Math.min(15_000, config.requestTimeoutMs);
   // Longer than common load balancers' idle timeout (60 s), so they close first and never reuse a dead socket.
   server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-  log.info('api listening', { host: config.host, port });
+  const url = await listen(server, config.port, config.host);
+  log.info('api listening', { host: config.host, port: Number(new URL(url).port) });
 
   return {
     server,
-    url: `http://${host}:${port}`,
+    url,
     async stop() {
       draining = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

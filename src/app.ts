@@ -10,15 +10,22 @@ import { sharedLimiter } from './http/limiters.js';
 import { rateLimit } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
 import type { Logger } from './log.js';
+import { httpMetrics } from './metrics.js';
+import { partnerRegistry } from './partners.js';
+import { Upstream } from './providers/http.js';
 import { actionRoutes } from './routes/action.js';
 import { healthRoutes, type Readiness } from './routes/health.js';
+import { marketRoutes } from './routes/market.js';
 import { servicesRoutes } from './routes/services.js';
+import { signRoutes } from './routes/sign.js';
 import { syncRoutes } from './routes/sync.js';
 import { tokenRoutes } from './routes/token.js';
 import { ActionStore } from './store/action-store.js';
 import { keysFor } from './store/keys.js';
+import { MarketStore } from './store/market-store.js';
 import { SyncStore } from './store/sync-store.js';
 import { TokenStore } from './store/token-store.js';
+import { TokenInfoService } from './token-info.js';
 
 export interface ApiDeps {
   config: Config;
@@ -48,6 +55,14 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
   actionRoutes(router, new ActionStore(redis, keys, config.action.ttlSeconds), config.action.ttlSeconds);
   tokenRoutes(router, new TokenStore(redis, keys));
   servicesRoutes(router, config.services);
+  const marketStore = new MarketStore(redis, keys);
+  const upstream = new Upstream(config.market.upstreamTimeoutMs);
+  marketRoutes(router, marketStore, new TokenInfoService(marketStore, upstream, config.market.evmRpc));
+  signRoutes(
+    router,
+    partnerRegistry(config),
+    sharedLimiter(deps.limiterRedis, config.keyPrefix, 'sign', config.sign.perMinute, 60),
+  );
 
   const globalLimiter = sharedLimiter(
     deps.limiterRedis,
@@ -57,8 +72,14 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
     config.rateLimit.windowSeconds,
   );
 
+  app.use(async (ctx, next) => {
+    // Keep-alive clients of a draining pod are told to reconnect, so the load balancer moves them elsewhere.
+    if (deps.readiness.draining()) ctx.set('Connection', 'close');
+    await next();
+  });
   app.use(requestId(log));
   app.use(accessLog());
+  app.use(httpMetrics());
   app.use(errorEnvelope());
   app.use(corsPolicy(config.corsOrigins));
   app.use(rateLimit(globalLimiter, config.rateLimit.points, isV1));

@@ -13,6 +13,9 @@ export const UTXO_CHAINS = [
 ] as const;
 export const EVM_CHAINS = ['eth', 'sepolia', 'polygon', 'amoy', 'base', 'bsc', 'avax'] as const;
 
+/** UTXO chains whose fees come from a mempool-compatible API; the others use configured values. */
+export const MEMPOOL_FEE_CHAINS: readonly string[] = ['btc', 'ltc'];
+
 export type UtxoChain = (typeof UTXO_CHAINS)[number];
 export type EvmChain = (typeof EVM_CHAINS)[number];
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { EVM_CHAINS, type EvmChain } from './chains.js';
+import { EVM_CHAINS, MEMPOOL_FEE_CHAINS, UTXO_CHAINS, type EvmChain } from './chains.js';
 
 /** The only reader of process.env: one typed, validated object built at start-up. */
 export interface Config {
@@ -13,6 +13,10 @@ export interface Config {
   logLevel: LogLevel;
   /** How long SIGTERM waits for in-flight requests and the active job before giving up. */
   shutdownTimeoutMs: number;
+  /** Longest time a client may take to send a whole request (slow uploads are cut off with 408). */
+  requestTimeoutMs: number;
+  /** Port of the Prometheus `/metrics` listener (on HOST, beside the API and the worker); 0 turns it off. */
+  metricsPort: number;
   sync: { ttlSeconds: number; readGraceSeconds: number };
   action: { ttlSeconds: number };
   rateLimit: { points: number; windowSeconds: number; trustProxyHops: number };
@@ -42,6 +46,12 @@ export interface MarketConfig {
   feesBtcUrl: string;
   feesLtcUrl: string;
   evmRpc: Record<EvmChain, string>;
+  /** Upper bound of every upstream call (connect to last byte), in milliseconds. */
+  upstreamTimeoutMs: number;
+  /** Lowest priority fee (tip) quoted per EVM chain, in gwei. */
+  priorityFeeFloorGwei: Record<EvmChain, number>;
+  /** Fees of the chains without a fee API, in sat/vB: every level gets the one value. */
+  fixedFees: Record<string, number>;
 }
 
 export class ConfigError extends Error {
@@ -49,6 +59,27 @@ export class ConfigError extends Error {
 }
 
 type Source = Record<string, string | undefined>;
+
+const DEFAULT_PRIORITY_FEE_FLOOR_GWEI: Record<EvmChain, number> = {
+  eth: 0.1,
+  sepolia: 0.1,
+  polygon: 30,
+  amoy: 30,
+  base: 0.001,
+  bsc: 0.1,
+  avax: 0.001,
+};
+
+const DEFAULT_FIXED_FEES: Record<string, number> = {
+  btcTestnet: 2,
+  btcSignet: 2,
+  doge: 1000,
+  zec: 5,
+  bch: 1,
+  flux: 1,
+  fluxTestnet: 1,
+  rvn: 1,
+};
 
 const DEFAULT_EVM_RPC: Record<EvmChain, string> = {
   eth: 'https://ethereum-rpc.publicnode.com',
@@ -134,6 +165,24 @@ class EnvReader {
   }
 }
 
+/** A JSON object of non-negative numbers keyed by names from `allowed`, merged over `fallback`. */
+function numberMap<K extends string>(
+  env: EnvReader,
+  name: string,
+  fallback: Record<K, number>,
+  allowed: readonly string[],
+): Record<K, number> {
+  const merged: Record<string, number> = { ...fallback };
+  for (const [key, value] of Object.entries(env.jsonObject(name, {}))) {
+    if (!allowed.includes(key)) throw new ConfigError(`${name} has an unknown chain "${key}"`);
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+      throw new ConfigError(`${name}.${key} must be a non-negative number`);
+    }
+    merged[key] = value;
+  }
+  return merged as Record<K, number>;
+}
+
 /** CONFIG_FILE names a JSON object of VARIABLE: value pairs; the environment wins over it. */
 function withConfigFile(source: Source): Source {
   const file = source.CONFIG_FILE?.trim();
@@ -169,6 +218,8 @@ function read(env: EnvReader): Config {
     role: env.oneOf('RELAY_ROLE', 'all', ['api', 'worker', 'all'] as const),
     logLevel: env.oneOf('LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error'] as const),
     shutdownTimeoutMs: env.int('SHUTDOWN_TIMEOUT_MS', 20_000, 0, 600_000),
+    requestTimeoutMs: env.int('HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
+    metricsPort: env.int('METRICS_PORT', 9464, 0, 65535),
     sync: {
       ttlSeconds: env.int('SYNC_TTL_SECONDS', 900, 1, 86_400),
       readGraceSeconds: env.int('SYNC_READ_GRACE_SECONDS', 120, 0, 86_400),
@@ -209,6 +260,19 @@ function read(env: EnvReader): Config {
       feesBtcUrl: env.url('FEES_BTC_URL', 'https://mempool.space/api'),
       feesLtcUrl: env.url('FEES_LTC_URL', 'https://litecoinspace.org/api'),
       evmRpc,
+      upstreamTimeoutMs: env.int('UPSTREAM_TIMEOUT_MS', 5000, 50, 5000),
+      priorityFeeFloorGwei: numberMap(
+        env,
+        'EVM_PRIORITY_FEE_FLOOR_GWEI',
+        DEFAULT_PRIORITY_FEE_FLOOR_GWEI,
+        EVM_CHAINS,
+      ),
+      fixedFees: numberMap(
+        env,
+        'FEES_FIXED_SAT_VB',
+        DEFAULT_FIXED_FEES,
+        UTXO_CHAINS.filter((chain) => !MEMPOOL_FEE_CHAINS.includes(chain)),
+      ),
     },
     sign: {
       perMinute: env.int('SIGN_PER_MINUTE', 30, 1, 1_000_000),

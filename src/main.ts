@@ -1,6 +1,7 @@
 import { startApi } from './api.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, errorFields } from './log.js';
+import { startMetricsServer } from './metrics.js';
 import { redisForLaptop } from './redis/dev-redis.js';
 import type { RoleHandle } from './role.js';
 import { startWorker } from '../worker/main.js';
@@ -30,15 +31,25 @@ try {
 }
 
 const roles: RoleHandle[] = [];
-if (config.role !== 'worker') roles.push(await startApi(config, log));
-if (config.role !== 'api') roles.push(await startWorker(config, log));
-
 let stopping = false;
+
+async function startRoles(): Promise<void> {
+  if (config.role !== 'worker') roles.push(await startApi(config, log));
+  if (config.role !== 'api') roles.push(await startWorker(config, log));
+  // Started after the roles and stopped after them, so the last scrape before exit sees the final counts.
+  const metrics = await startMetricsServer(config, log);
+  if (metrics) roles.push(metrics);
+}
+
+// Handlers first: a SIGTERM that arrives while the roles start waits for them, then drains them cleanly.
+const started = startRoles();
+
 async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
   log.info('shutting down', { signal });
   try {
+    await started.catch(() => undefined);
     for (const role of roles) await role.stop();
     process.exit(0);
   } catch (err) {
@@ -48,3 +59,10 @@ async function shutdown(signal: string): Promise<void> {
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
+
+try {
+  await started;
+} catch (err) {
+  log.error('start-up failed', errorFields(err));
+  process.exit(1);
+}

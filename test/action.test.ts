@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { errorBody, get, post, startTestApi, type TestApi } from './helpers/api.js';
 import { redis } from './helpers/redis.js';
+import { itRejectsBodies, type InvalidCase } from './helpers/rejects.js';
 
 const request = { chain: 'btc', wkIdentity: 'bc1qpair', action: 'tx', payload: '0200abff', path: '0-0' };
 
@@ -115,7 +116,7 @@ describe('POST /v1/action and GET /v1/action/{id}', () => {
   });
 
   describe('validation: 400 with the failing field, nothing written', () => {
-    const cases: [string, Record<string, unknown>, string][] = [
+    const cases: InvalidCase[] = [
       ['missing chain', { ...request, chain: undefined }, '/body/chain'],
       ['missing wkIdentity', { ...request, wkIdentity: undefined }, '/body/wkIdentity'],
       ['missing action', { ...request, action: undefined }, '/body/action'],
@@ -171,15 +172,7 @@ describe('POST /v1/action and GET /v1/action/{id}', () => {
       ],
       ['10,001 utxos', { ...request, utxos: Array(10_001).fill({ txid: 'a', vout: 0 }) }, '/body/utxos'],
     ];
-    for (const [label, body, field] of cases) {
-      it(label, async () => {
-        const res = await post(api.url, '/v1/action', body);
-        expect(res.status).to.equal(400);
-        expect(res.body.error.code).to.equal('INVALID_PARAMETER');
-        expect(fieldsOf(res)).to.include(field);
-        expect(await redis().keys('relay:action:*')).to.deep.equal([]);
-      });
-    }
+    itRejectsBodies(() => api, '/v1/action', cases, 'relay:action:*');
 
     it('a body over 2 MB → 413, nothing written', async () => {
       const res = await post(api.url, '/v1/action', { ...request, payload: 'ab'.repeat(1_100_000) });

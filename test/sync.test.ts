@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { errorBody, get, post, startTestApi, type TestApi } from './helpers/api.js';
 import { redis } from './helpers/redis.js';
+import { itRejectsBodies, type InvalidCase } from './helpers/rejects.js';
 
 const XPUB =
   'xpub6CUGRUonZSQ4TWtTMmzXdrXDtypWKiKrhko4egpiMZbpiaQL2jkwSB1icqYh2cfDfVxdx4df189oLKnC5fSwqPfgyP3hooxujYzAu3fDVmz';
@@ -101,7 +102,7 @@ describe('POST /v1/sync and GET /v1/sync/{id}', () => {
   });
 
   describe('body validation: 400 and nothing written', () => {
-    const cases: [string, Record<string, unknown>, string][] = [
+    const cases: InvalidCase[] = [
       ['missing chain', { ...record, chain: undefined }, '/body/chain'],
       ['missing walletIdentity', { ...record, walletIdentity: undefined }, '/body/walletIdentity'],
       ['missing keyXpub', { ...record, keyXpub: undefined }, '/body/keyXpub'],
@@ -119,15 +120,7 @@ describe('POST /v1/sync and GET /v1/sync/{id}', () => {
       ['a nonce over 500 chars', { ...record, publicNonces: ['a'.repeat(501)] }, '/body/publicNonces/0'],
       ['1001 nonces', { ...record, publicNonces: Array(1001).fill('aa') }, '/body/publicNonces'],
     ];
-    for (const [label, body, field] of cases) {
-      it(label, async () => {
-        const res = await post(api.url, '/v1/sync', body);
-        expect(res.status).to.equal(400);
-        expect(res.body.error.code).to.equal('INVALID_PARAMETER');
-        expect(res.body.error.details.map((d: { field: string }) => d.field)).to.include(field);
-        expect(await redis().keys('relay:sync:*')).to.deep.equal([]);
-      });
-    }
+    itRejectsBodies(() => api, '/v1/sync', cases, 'relay:sync:*');
 
     it('broken JSON → 400 INVALID_JSON', async () => {
       const res = await post(api.url, '/v1/sync', '{"chain":');

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { get, post, startTestApi, type TestApi } from './helpers/api.js';
 import { redis } from './helpers/redis.js';
+import { itRejectsBodies, type InvalidCase } from './helpers/rejects.js';
 
 const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
 const SIX_MONTHS = 180 * 24 * 3600;
@@ -82,7 +83,7 @@ describe('POST /v1/token', () => {
   });
 
   describe('validation: 400, nothing written', () => {
-    const cases: [string, unknown, string][] = [
+    const cases: InvalidCase[] = [
       ['no token at all', { wkIdentity: 'p' }, '/body/keyToken'],
       ['missing wkIdentity', { keyToken: 't' }, '/body/wkIdentity'],
       ['empty keyToken', { wkIdentity: 'p', keyToken: '' }, '/body/keyToken'],
@@ -95,15 +96,7 @@ describe('POST /v1/token', () => {
       ['null walletToken', { wkIdentity: 'p', walletToken: null }, '/body/walletToken'],
       ['wkIdentity with a space', { wkIdentity: 'p q', keyToken: 't' }, '/body/wkIdentity'],
     ];
-    for (const [label, body, field] of cases) {
-      it(label, async () => {
-        const res = await post(api.url, '/v1/token', body);
-        expect(res.status).to.equal(400);
-        expect(res.body.error.code).to.equal('INVALID_PARAMETER');
-        expect(res.body.error.details.map((d: { field: string }) => d.field)).to.include(field);
-        expect(await redis().keys('relay:tokens:*')).to.deep.equal([]);
-      });
-    }
+    itRejectsBodies(() => api, '/v1/token', cases, 'relay:tokens:*');
 
     it('a valid token beside an invalid one writes neither', async () => {
       const res = await post(api.url, '/v1/token', { wkIdentity: 'p', keyToken: 'good', walletToken: '' });

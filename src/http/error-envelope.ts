@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import { isRedisUnavailable } from '../redis/clients.js';
 import { errorFields } from '../log.js';
+import { recordRedisUnavailable } from '../metrics.js';
 import type { RelayContext, RelayState } from './context.js';
 import { AppError, unavailable } from './errors.js';
 
@@ -14,6 +15,7 @@ function toAppError(err: unknown, ctx: RelayContext): AppError {
   if (err instanceof AppError) return err;
   if (isRedisUnavailable(err)) {
     ctx.state.log.warn('redis unavailable', errorFields(err));
+    recordRedisUnavailable();
     return unavailable('The relay cannot reach its data store; retry shortly.', 1, err);
   }
   const { type, status } = (err ?? {}) as HttpishError;

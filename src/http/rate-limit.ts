@@ -1,7 +1,13 @@
 import type { Middleware } from 'koa';
 import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { recordRateLimited } from '../metrics.js';
 import type { RelayState } from './context.js';
 import { AppError } from './errors.js';
+
+/** sharedLimiter names its keys `<prefix>rl:<name>`: that name labels the rejection counter. */
+function limiterName(limiter: RateLimiterAbstract): string {
+  return limiter.keyPrefix.slice(limiter.keyPrefix.lastIndexOf(':') + 1);
+}
 
 function setHeaders(ctx: Parameters<Middleware>[0], points: number, res: RateLimiterRes): void {
   ctx.set('RateLimit-Limit', String(points));
@@ -25,6 +31,7 @@ export function rateLimit(
       res = await limiter.consume(ctx.ip);
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      recordRateLimited(limiterName(limiter));
       setHeaders(ctx, points, rejection);
       const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
       throw new AppError('RATE_LIMITED', 'Too many requests; slow down and retry later.', {
@@ -46,6 +53,7 @@ export async function consumeOrReject(
     await limiter.consume(key);
   } catch (rejection) {
     if (!(rejection instanceof RateLimiterRes)) throw rejection;
+    recordRateLimited(limiterName(limiter));
     throw new AppError('RATE_LIMITED', `Too many ${what} from this address; retry later.`, {
       headers: { 'Retry-After': String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))) },
     });

@@ -1,4 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
+import { recordRedisClientError } from '../metrics.js';
 
 /**
  * Each role gets its own connection; BullMQ and the rate limiter must never share a client with the stores.
@@ -59,9 +60,9 @@ export function redisOptions(role: RedisRole): RedisOptions {
 
 export function createRedis(url: string, role: RedisRole): Redis {
   const client = new Redis(url, redisOptions(role));
-  // Connection errors are reported through readiness and request failures; an unhandled 'error' event would
-  // only add noise (ioredis logs it to stderr when nobody listens).
-  client.on('error', () => {});
+  // Connection errors are reported through readiness, request failures and this counter; an unhandled 'error'
+  // event would only add noise (ioredis logs it to stderr when nobody listens).
+  client.on('error', () => recordRedisClientError(role));
   return client;
 }
 

@@ -52,6 +52,7 @@ export async function startPrivateRedis(port?: number): Promise<PrivateRedis> {
   let child: ChildProcess | undefined;
 
   const start = async () => {
+    if (child && child.exitCode === null) return;
     child = spawn(
       'redis-server',
       [

@@ -8,6 +8,8 @@ export interface RecordedRequest {
   body: string;
   /** `body` parsed as JSON, when it is JSON. */
   json: unknown;
+  /** When it arrived (Date.now()). */
+  at: number;
 }
 
 export interface FakeReply {
@@ -61,6 +63,7 @@ export class FakeUpstream {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const at = Date.now();
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString('utf8');
@@ -76,6 +79,7 @@ export class FakeUpstream {
       headers: req.headers,
       body,
       json,
+      at,
     };
     this.requests.push(recorded);
     const reply = await this.responder(recorded);

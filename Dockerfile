@@ -1,0 +1,31 @@
+# syntax=docker/dockerfile:1
+# One image for every role: RELAY_ROLE (api, worker, all) picks what the process starts.
+
+FROM node:22-slim AS base
+WORKDIR /app
+COPY package.json package-lock.json ./
+
+# Compiles the TypeScript with the dev dependencies (tsc); only dist/ leaves this stage.
+FROM base AS build
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY worker ./worker
+RUN npm run build
+
+# Production dependencies only: no tsx, no compiler, no test tools in the image.
+FROM base AS deps
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+FROM node:22-slim
+ENV NODE_ENV=production
+WORKDIR /app
+# package.json stays: its "type": "module" makes Node load dist/ as ES modules.
+COPY --from=base /app/package.json ./
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+# Root owns the files and the non-root user only reads them; the root filesystem can be mounted read-only
+# (the process writes nothing; /tmp is the one writable path it may need).
+USER 10001:10001
+EXPOSE 9876 9464
+CMD ["node", "dist/src/main.js"]

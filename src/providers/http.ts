@@ -1,0 +1,71 @@
+import got, { HTTPError, RequestError, type Got } from 'got';
+
+/** Larger answers than this are cut off: no provider answer we use comes near it. */
+export const MAX_RESPONSE_BYTES = 1024 * 1024;
+
+/** Any failure of a third party (network, timeout, status, size, shape). Its message never holds their body. */
+export class UpstreamError extends Error {
+  override name = 'UpstreamError';
+}
+
+/** JSON over HTTP to third parties: bounded time and size, no retries (the next refresh or request retries). */
+export class Upstream {
+  private readonly client: Got;
+
+  constructor(timeoutMs: number) {
+    this.client = got.extend({
+      timeout: { request: timeoutMs },
+      retry: { limit: 0 },
+      followRedirect: false,
+      headers: { accept: 'application/json', 'user-agent': 'multisig-relay' },
+    });
+  }
+
+  getJson(url: string): Promise<unknown> {
+    return this.request(url, { method: 'GET' });
+  }
+
+  postJson(url: string, body: unknown): Promise<unknown> {
+    return this.request(url, { method: 'POST', json: body });
+  }
+
+  private async request(url: string, options: { method: 'GET' | 'POST'; json?: unknown }): Promise<unknown> {
+    const host = new URL(url).host;
+    const pending = this.client(url, { ...options, responseType: 'text' });
+    pending.on('downloadProgress', (progress) => {
+      if (progress.transferred > MAX_RESPONSE_BYTES) pending.cancel('response too large');
+    });
+    let text: string;
+    try {
+      text = (await pending).body;
+    } catch (err) {
+      throw new UpstreamError(
+        `${host}: ${pending.isCanceled ? 'answer larger than the limit' : reason(err)}`,
+      );
+    }
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new UpstreamError(`${host}: answer is not JSON`);
+    }
+  }
+}
+
+/** Status or error code only: got's messages repeat the URL, and URLs may carry API keys. */
+function reason(err: unknown): string {
+  if (err instanceof HTTPError) return `HTTP ${err.response.statusCode}`;
+  if (err instanceof RequestError) return err.code;
+  return 'request failed';
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A finite, non-negative number, or an UpstreamError naming `what`. */
+export function amount(value: unknown, what: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new UpstreamError(`${what} is not a non-negative number`);
+  }
+  return value;
+}

@@ -1,0 +1,34 @@
+import type Router from '@koa/router';
+import { isEvmChain } from '../chains.js';
+import { ok, type RelayState } from '../http/context.js';
+import { AppError, unavailable } from '../http/errors.js';
+import { validator } from '../http/validate.js';
+import { tokenInfoParams } from '../schemas/market.js';
+import type { MarketStore } from '../store/market-store.js';
+import type { TokenInfoService } from '../token-info.js';
+
+const parseTokenParams = validator<{ network: string; address: string }>('params', tokenInfoParams);
+
+/** Served from Redis only: the worker refreshes rates and fees; token metadata is fetched once, then cached. */
+export function marketRoutes(router: Router<RelayState>, store: MarketStore, tokens: TokenInfoService): void {
+  router.get('/v1/rates', async (ctx) => {
+    const rates = await store.readRates();
+    if (!rates) throw unavailable('Exchange rates have not been fetched yet; retry shortly.', 10);
+    ok(ctx, rates);
+  });
+
+  router.get('/v1/networkfees', async (ctx) => {
+    const fees = await store.readFees();
+    if (fees.length === 0) throw unavailable('Network fees have not been fetched yet; retry shortly.', 10);
+    ok(ctx, fees);
+  });
+
+  router.get('/v1/tokeninfo/:network/:address', async (ctx) => {
+    const { network, address } = parseTokenParams({ ...ctx.params });
+    if (!isEvmChain(network))
+      throw new AppError('NOT_FOUND', 'Token metadata is not available on this network.');
+    const token = await tokens.get(network, address.toLowerCase(), ctx.state.log);
+    if (!token) throw new AppError('NOT_FOUND', 'This address is not a token contract on this network.');
+    ok(ctx, token);
+  });
+}

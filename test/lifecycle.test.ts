@@ -1,0 +1,181 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { request } from 'node:http';
+import { expect } from 'chai';
+import { knownEnvVars, loadConfig } from '../src/config.js';
+import { freePort } from '../src/redis/server.js';
+import { waitUntilReady } from './helpers/api.js';
+import { redis, testRedis } from './helpers/redis.js';
+
+const MAIN = ['--import=tsx', 'src/main.ts'];
+
+function exitOf(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) resolve(child.exitCode);
+    else child.once('exit', (code) => resolve(code));
+  });
+}
+
+describe('process lifecycle', () => {
+  it('SIGTERM: readiness stops saying ready, the in-flight request completes, exit code 0', async function () {
+    this.timeout(30_000);
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const child = spawn(process.execPath, MAIN, {
+      env: {
+        ...process.env,
+        REDIS_URL: testRedis().url,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        RELAY_ROLE: 'api',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout!.on('data', (chunk) => (stdout += chunk));
+    try {
+      await waitUntilReady(url, 15_000);
+      const body = JSON.stringify({
+        chain: 'btc',
+        wkIdentity: 'slow',
+        action: 'txid',
+        payload: 'ab'.repeat(50_000),
+      });
+      const half = Math.floor(body.length / 2);
+      let readyDuringDrain: number | string = 'not asked';
+      const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const req = request(
+          `${url}/v1/action`,
+          { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': body.length } },
+          (res) => {
+            let text = '';
+            res.on('data', (chunk) => (text += chunk));
+            res.on('end', () => resolve({ status: res.statusCode!, text }));
+          },
+        );
+        req.on('error', reject);
+        req.write(body.slice(0, half));
+        setTimeout(() => {
+          child.kill('SIGTERM');
+          setTimeout(async () => {
+            readyDuringDrain = await fetch(`${url}/readyz`).then(
+              (r) => r.status,
+              () => 'refused',
+            );
+            req.end(body.slice(half));
+          }, 300);
+        }, 200);
+      });
+      const { status, text } = await response;
+      expect(readyDuringDrain).to.be.oneOf([503, 'refused']);
+      expect(status).to.equal(200);
+      expect(JSON.parse(text).data.wkIdentity).to.equal('slow');
+      expect(await redis().exists('relay:action:slow')).to.equal(1);
+      expect(await exitOf(child)).to.equal(0);
+      expect(stdout).to.contain('"msg":"shutting down"');
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  it('a bad variable stops start-up with one line naming it (exit code 2)', () => {
+    const run = spawnSync(process.execPath, MAIN, {
+      env: { ...process.env, SYNC_TTL_SECONDS: 'soon', REDIS_URL: testRedis().url },
+      encoding: 'utf8',
+      timeout: 15_000,
+    });
+    expect(run.status).to.equal(2);
+    expect(run.stderr.trim()).to.equal(
+      'multisig-relay: invalid configuration: SYNC_TTL_SECONDS must be an integer from 1 to 86400 (got "soon")',
+    );
+  });
+
+  describe('config loader', () => {
+    it('applies the SPEC §9 defaults', () => {
+      const config = loadConfig({});
+      expect(config).to.deep.include({
+        port: 9876,
+        host: '0.0.0.0',
+        redisUrl: 'redis://127.0.0.1:6379',
+        keyPrefix: 'relay:',
+        role: 'all',
+        logLevel: 'info',
+        corsOrigins: '*',
+        services: { onramp: true, offramp: true, swap: true },
+      });
+      expect(config.sync).to.deep.equal({ ttlSeconds: 900, readGraceSeconds: 120 });
+      expect(config.action).to.deep.equal({ ttlSeconds: 900 });
+      expect(config.rateLimit).to.deep.equal({ points: 120, windowSeconds: 30, trustProxyHops: 0 });
+    });
+
+    for (const [name, value, message] of [
+      ['RELAY_ROLE', 'both', 'RELAY_ROLE must be one of api, worker, all (got "both")'],
+      ['REDIS_URL', 'http://x', 'REDIS_URL must be a redis: or rediss: URL'],
+      ['PORT', '70000', 'PORT must be an integer from 0 to 65535 (got "70000")'],
+      ['SERVICES', '[1]', 'SERVICES must be a JSON object'],
+      ['SERVICES', '{', 'SERVICES must be a JSON object (it is not valid JSON)'],
+      ['RATE_LIMIT_POINTS', '-1', 'RATE_LIMIT_POINTS must be an integer from 1 to 1000000 (got "-1")'],
+    ]) {
+      it(`rejects ${name}=${value}`, () => {
+        expect(() => loadConfig({ [name!]: value })).to.throw(message!);
+      });
+    }
+
+    it('lets the environment win over CONFIG_FILE', async () => {
+      const { writeFileSync, mkdtempSync } = await import('node:fs');
+      const { join } = await import('node:path');
+      const { tmpdir } = await import('node:os');
+      const file = join(mkdtempSync(join(tmpdir(), 'relay-config-')), 'config.json');
+      writeFileSync(file, JSON.stringify({ PORT: 1234, KEY_PREFIX: 'file:', SERVICES: { swap: false } }));
+      const config = loadConfig({ CONFIG_FILE: file, PORT: '4321' });
+      expect(config.port).to.equal(4321);
+      expect(config.keyPrefix).to.equal('file:');
+      expect(config.services).to.deep.equal({ swap: false });
+    });
+
+    it('knows every SPEC §9 variable', () => {
+      const known = knownEnvVars();
+      for (const name of [
+        'PORT',
+        'HOST',
+        'REDIS_URL',
+        'KEY_PREFIX',
+        'RELAY_ROLE',
+        'SYNC_TTL_SECONDS',
+        'SYNC_READ_GRACE_SECONDS',
+        'ACTION_TTL_SECONDS',
+        'RATE_LIMIT_POINTS',
+        'RATE_LIMIT_WINDOW_SECONDS',
+        'TRUST_PROXY_HOPS',
+        'SUBMISSIONS_PER_DAY',
+        'SIGN_PER_MINUTE',
+        'CORS_ORIGINS',
+        'HELPDESK_PROVIDER',
+        'FRESHDESK_URL',
+        'FRESHDESK_API_KEY',
+        'ZENDESK_URL',
+        'ZENDESK_EMAIL',
+        'ZENDESK_API_TOKEN',
+        'HELPDESK_WEBHOOK_URL',
+        'HELPDESK_WEBHOOK_SECRET',
+        'RATES_CRYPTO_URL',
+        'RATES_FIAT_URL',
+        'RATES_REFRESH_SECONDS',
+        'FEES_REFRESH_SECONDS',
+        'FEES_BTC_URL',
+        'FEES_LTC_URL',
+        'EVM_RPC_ETH',
+        'EVM_RPC_SEPOLIA',
+        'EVM_RPC_POLYGON',
+        'EVM_RPC_AMOY',
+        'EVM_RPC_BASE',
+        'EVM_RPC_BSC',
+        'EVM_RPC_AVAX',
+        'ONRAMPER_SECRET',
+        'SERVICES',
+        'LOG_LEVEL',
+      ]) {
+        expect(known, name).to.include(name);
+      }
+    });
+  });
+});
