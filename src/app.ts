@@ -10,8 +10,10 @@ import { sharedLimiter } from './http/limiters.js';
 import { rateLimit } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
 import type { Logger } from './log.js';
+import { SupportProducer } from './queue/producer.js';
 import { healthRoutes, type Readiness } from './routes/health.js';
 import { servicesRoutes } from './routes/services.js';
+import { supportRoutes } from './routes/support.js';
 import { syncRoutes } from './routes/sync.js';
 import { keysFor } from './store/keys.js';
 import { SyncStore } from './store/sync-store.js';
@@ -23,6 +25,8 @@ export interface ApiDeps {
   redis: Redis;
   /** The rate limiters' own fail-fast client. */
   limiterRedis: Redis;
+  /** The BullMQ producer's own fail-fast client: a job is acknowledged only once Redis has it. */
+  queueRedis: Redis;
   readiness: Readiness;
 }
 
@@ -42,6 +46,17 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
   healthRoutes(router, deps.readiness);
   syncRoutes(router, new SyncStore(redis, keys, config.sync));
   servicesRoutes(router, config.services);
+  supportRoutes(
+    router,
+    new SupportProducer(deps.queueRedis, config.support.delivery, log),
+    sharedLimiter(
+      deps.limiterRedis,
+      config.keyPrefix,
+      'submissions',
+      config.support.submissionsPerDay,
+      86_400,
+    ),
+  );
 
   const globalLimiter = sharedLimiter(
     deps.limiterRedis,

@@ -8,6 +8,8 @@ export interface RecordedRequest {
   body: string;
   /** `body` parsed as JSON, when it is JSON. */
   json: unknown;
+  /** When the request arrived (Date.now()). */
+  at: number;
 }
 
 export interface FakeReply {
@@ -71,6 +73,7 @@ export class FakeUpstream {
       json = undefined;
     }
     const recorded: RecordedRequest = {
+      at: Date.now(),
       method: req.method ?? '',
       path: req.url ?? '',
       headers: req.headers,

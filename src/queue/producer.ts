@@ -1,0 +1,42 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { DeliveryConfig } from '../config.js';
+import type { Logger } from '../log.js';
+import { errorFields } from '../log.js';
+import { SUPPORT_QUEUE, supportJobId, supportJobOptions, type SupportJob } from './support-jobs.js';
+
+/**
+ * Adds support jobs on a fail-fast client (no offline queue, command timeout): `submit` resolves only once
+ * Redis has the job, and rejects with a Redis connection error (→ 503) otherwise.
+ */
+export class SupportProducer {
+  private readonly queue: Queue<SupportJob>;
+
+  constructor(
+    private readonly redis: Redis,
+    delivery: DeliveryConfig,
+    log: Logger,
+  ) {
+    // skipVersionCheck: the producer's only start-up command would be INFO, and a failure there would leave the
+    // Queue broken for good; the worker checks the Redis version.
+    this.queue = new Queue<SupportJob>(SUPPORT_QUEUE, {
+      connection: redis,
+      skipVersionCheck: true,
+      defaultJobOptions: supportJobOptions(delivery),
+    });
+    this.queue.on('error', (err) => log.warn('support queue error', errorFields(err)));
+  }
+
+  /** Returns the job id; a submission already queued or delivered within the dedupe window keeps its id. */
+  async submit(job: SupportJob): Promise<string> {
+    // BullMQ waits for a first connection before its first command instead of failing; a PING on the fail-fast
+    // client fails at once while Redis is unreachable.
+    await this.redis.ping();
+    const added = await this.queue.add(job.kind, job, { jobId: supportJobId(job) });
+    return added.id!;
+  }
+
+  async close(): Promise<void> {
+    await this.queue.close();
+  }
+}
