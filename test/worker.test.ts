@@ -22,6 +22,8 @@ const jobKey = (id: string) => `bull:support:${id}`;
 const isCompleted = async (id: string) => (await redis().zscore('bull:support:completed', id)) !== null;
 const isFailed = async (id: string) => (await redis().zscore('bull:support:failed', id)) !== null;
 const attemptsMade = async (id: string) => Number((await redis().hget(jobKey(id), 'atm')) ?? 0);
+const returnValue = async (id: string): Promise<unknown> =>
+  JSON.parse((await redis().hget(jobKey(id), 'returnvalue'))!);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('support worker: delivery to the helpdesk', () => {
@@ -50,6 +52,14 @@ describe('support worker: delivery to the helpdesk', () => {
     } finally {
       await other.stop();
     }
+  };
+  /** The one request the helpdesk received: a POST to `path`. */
+  const onlyRequest = (path: string): RecordedRequest => {
+    expect(helpdesk.requests).to.have.length(1);
+    const [req] = helpdesk.requests as [RecordedRequest];
+    expect(req.method).to.equal('POST');
+    expect(req.path).to.equal(path);
+    return req;
   };
   const delivered = (id: string) => waitFor(`job ${id} completed`, () => isCompleted(id));
 
@@ -80,10 +90,7 @@ describe('support worker: delivery to the helpdesk', () => {
     const id = await submit('/v1/ticket', ticket);
     await delivered(id);
 
-    expect(helpdesk.requests).to.have.length(1);
-    const [req] = helpdesk.requests as [RecordedRequest];
-    expect(req.method).to.equal('POST');
-    expect(req.path).to.equal('/api/v2/tickets');
+    const req = onlyRequest('/api/v2/tickets');
     expect(req.headers.authorization).to.equal(`Basic ${Buffer.from('fd-key:X').toString('base64')}`);
     expect(req.headers['content-type']).to.equal('application/json');
     expect(req.json).to.deep.equal({
@@ -96,7 +103,7 @@ describe('support worker: delivery to the helpdesk', () => {
       priority: 1,
       tags: ['multisig-relay', 'ticket'],
     });
-    expect(JSON.parse((await redis().hget(jobKey(id), 'returnvalue'))!)).to.deep.equal({ ticketId: '42' });
+    expect(await returnValue(id)).to.deep.equal({ ticketId: '42' });
   });
 
   it('zendesk: POST /api/v2/tickets.json with token auth, Idempotency-Key = job id, requester from the email', async () => {
@@ -140,7 +147,7 @@ describe('support worker: delivery to the helpdesk', () => {
         tags: ['multisig-relay', 'contact'],
       },
     });
-    expect(JSON.parse((await redis().hget(jobKey(contactId), 'returnvalue'))!)).to.deep.equal({
+    expect(await returnValue(contactId)).to.deep.equal({
       ticketId: '7',
     });
   });
@@ -151,10 +158,7 @@ describe('support worker: delivery to the helpdesk', () => {
     const id = await submit('/v1/contact', contact);
     await delivered(id);
 
-    expect(helpdesk.requests).to.have.length(1);
-    const [req] = helpdesk.requests as [RecordedRequest];
-    expect(req.method).to.equal('POST');
-    expect(req.path).to.equal('/hook');
+    const req = onlyRequest('/hook');
     const expected = createHmac('sha256', 'hook-secret').update(Buffer.from(req.body, 'utf8')).digest('hex');
     expect(req.headers['x-relay-signature']).to.equal(`sha256=${expected}`);
     expect(req.json).to.deep.equal({
@@ -166,7 +170,7 @@ describe('support worker: delivery to the helpdesk', () => {
       name: 'Ann Example',
       tags: ['multisig-relay', 'contact'],
     });
-    expect(JSON.parse((await redis().hget(jobKey(id), 'returnvalue'))!)).to.deep.equal({});
+    expect(await returnValue(id)).to.deep.equal({});
   });
 
   it('duplicate submissions, before and after delivery, make one ticket', async () => {
@@ -195,7 +199,7 @@ describe('support worker: delivery to the helpdesk', () => {
     expect(helpdesk.requests).to.have.length(5);
     expect(new Set(helpdesk.requests.map((req) => req.body)).size).to.equal(1);
     expect(await attemptsMade(id)).to.equal(5);
-    expect(JSON.parse((await redis().hget(jobKey(id), 'returnvalue'))!)).to.deep.equal({ ticketId: 'done' });
+    expect(await returnValue(id)).to.deep.equal({ ticketId: 'done' });
   });
 
   it('a transient failure on the last attempt fails the job and keeps it for operators', async () => {
@@ -287,12 +291,10 @@ describe('support worker: delivery to the helpdesk', () => {
       const [lost, redelivered] = helpdesk.requests as [RecordedRequest, RecordedRequest];
       expect(redelivered.body).to.equal(lost.body);
       expect(redelivered.json).to.deep.include({ id });
-      expect(JSON.parse((await redis().hget(jobKey(id), 'returnvalue'))!)).to.deep.equal({
+      expect(await returnValue(id)).to.deep.equal({
         ticketId: 'after-crash',
       });
-      expect(worker!.logs.some((line) => line.msg.toString().startsWith('support job stalled'))).to.equal(
-        true,
-      );
+      expect(worker!.logs.some((line) => String(line.msg).startsWith('support job stalled'))).to.equal(true);
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
