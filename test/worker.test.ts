@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { once } from 'node:events';
+import { retryAfterMs } from '../src/providers/helpdesk/http.js';
 import { post, startTestApi, testEnv, type TestApi } from './helpers/api.js';
 import { FakeUpstream, type RecordedRequest } from './helpers/fake-upstream.js';
 import { redis } from './helpers/redis.js';
@@ -260,6 +261,15 @@ describe('support worker: delivery to the helpdesk', () => {
     });
   });
 
+  it('a redirect is not a delivery: the job fails at once', async () => {
+    helpdesk.respond(() => ({ status: 302, headers: { location: '/elsewhere' } }));
+    await startWorker(webhookEnv());
+    const id = await submit('/v1/ticket', ticket);
+    await waitFor('job failed', () => isFailed(id));
+    onlyRequest('/hook');
+    expect(await redis().hget(jobKey(id), 'failedReason')).to.equal('helpdesk answered 302');
+  });
+
   it('the jobs script retries every failed job with retry-all', async () => {
     helpdesk.respond(() => ({ status: 422 }));
     await startWorker(webhookEnv());
@@ -343,3 +353,22 @@ async function jobsScript(...args: string[]): Promise<ScriptResult> {
   const [code] = (await once(child, 'exit')) as [number | null];
   return { code, stdout, stderr };
 }
+
+describe('Retry-After of a helpdesk 429', () => {
+  const now = Date.parse('2026-11-21T20:00:00Z');
+  for (const [header, ms] of [
+    ['7', 7000],
+    [' 120 ', 120_000],
+    ['Sat, 21 Nov 2026 20:00:30 GMT', 30_000],
+    ['0', 1000],
+    ['Sat, 21 Nov 2026 19:00:00 GMT', 1000],
+    ['86400', 3_600_000],
+    ['soon', undefined],
+    ['-5', undefined],
+    [undefined, undefined],
+  ] as const) {
+    it(`${JSON.stringify(header)} → ${ms} ms`, () => {
+      expect(retryAfterMs(header, now)).to.equal(ms);
+    });
+  }
+});

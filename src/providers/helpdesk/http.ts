@@ -1,36 +1,37 @@
-import got, { HTTPError, RequestError } from 'got';
+import got, { RequestError } from 'got';
 import type { DeliveryContext } from './types.js';
 import { HelpdeskError } from './types.js';
 
+/** A helpdesk's pause is honoured between these bounds: never a busy loop, never a day of silence. */
+const MIN_RETRY_AFTER_MS = 1000;
 const MAX_RETRY_AFTER_MS = 3_600_000;
 
 /** `Retry-After` as delta-seconds or an HTTP date; undefined when absent or unreadable. */
 export function retryAfterMs(header: string | undefined, now = Date.now()): number | undefined {
   if (!header) return undefined;
-  const ms = /^\d+$/.test(header.trim()) ? Number(header.trim()) * 1000 : Date.parse(header) - now;
-  return Number.isFinite(ms) ? Math.min(Math.max(ms, 0), MAX_RETRY_AFTER_MS) : undefined;
+  const value = header.trim();
+  // An HTTP date names its weekday and month; Date.parse alone would also read "-5" as a year.
+  const ms = /^\d+$/.test(value)
+    ? Number(value) * 1000
+    : /[a-z]/i.test(value)
+      ? Date.parse(value) - now
+      : NaN;
+  return Number.isFinite(ms) ? Math.min(Math.max(ms, MIN_RETRY_AFTER_MS), MAX_RETRY_AFTER_MS) : undefined;
 }
 
-function classify(err: unknown): unknown {
-  if (err instanceof HTTPError) {
-    const status = err.response.statusCode;
-    const what = `helpdesk answered ${status}`;
-    if (status === 429) {
-      return new HelpdeskError('rateLimited', what, retryAfterMs(err.response.headers['retry-after']));
-    }
-    // 408 is the server asking for the same request again, like a 5xx.
-    if (status >= 500 || status === 408) return new HelpdeskError('transient', what);
-    return new HelpdeskError('permanent', what);
-  }
-  if (err instanceof RequestError)
-    return new HelpdeskError('transient', `helpdesk unreachable (${err.code})`);
-  return err;
+/** Any answer but a 2xx is a failure; a redirect too (following it would not create the ticket). */
+function statusError(status: number, retryAfter: string | undefined): HelpdeskError {
+  const what = `helpdesk answered ${status}`;
+  if (status === 429) return new HelpdeskError('rateLimited', what, retryAfterMs(retryAfter));
+  // 408 is the server asking for the same request again, like a 5xx.
+  if (status >= 500 || status === 408) return new HelpdeskError('transient', what);
+  return new HelpdeskError('permanent', what);
 }
 
 /**
  * One POST of a JSON body (already serialized, so a signature covers the exact bytes) with an overall timeout
- * and no retries of its own: BullMQ schedules the retries. Redirects are not followed (a redirected POST
- * would not create the ticket). Resolves with the parsed answer, or undefined when it is not JSON.
+ * and no retries of its own: BullMQ schedules the retries. Resolves with the parsed answer, or undefined when it
+ * is not JSON.
  */
 export async function postJson(
   url: string,
@@ -39,22 +40,29 @@ export async function postJson(
   timeoutMs: number,
   context: DeliveryContext,
 ): Promise<unknown> {
+  let res;
   try {
-    const res = await got.post(url, {
+    res = await got.post(url, {
       body,
       headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
       timeout: { request: timeoutMs },
       retry: { limit: 0 },
       followRedirect: false,
+      throwHttpErrors: false,
       signal: context.signal,
     });
-    try {
-      return JSON.parse(res.body) as unknown;
-    } catch {
-      return undefined;
-    }
   } catch (err) {
-    throw classify(err);
+    if (err instanceof RequestError)
+      throw new HelpdeskError('transient', `helpdesk unreachable (${err.code})`);
+    throw err;
+  }
+  if (res.statusCode < 200 || res.statusCode > 299) {
+    throw statusError(res.statusCode, res.headers['retry-after']);
+  }
+  try {
+    return JSON.parse(res.body) as unknown;
+  } catch {
+    return undefined;
   }
 }
 
