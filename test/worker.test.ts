@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { once } from 'node:events';
+import { ConfigError, loadConfig } from '../src/config.js';
 import { retryAfterMs } from '../src/providers/helpdesk/http.js';
 import { post, startTestApi, testEnv, type TestApi } from './helpers/api.js';
 import { FakeUpstream, type RecordedRequest } from './helpers/fake-upstream.js';
@@ -369,6 +370,24 @@ describe('Retry-After of a helpdesk 429', () => {
   ] as const) {
     it(`${JSON.stringify(header)} → ${ms} ms`, () => {
       expect(retryAfterMs(header, now)).to.equal(ms);
+    });
+  }
+});
+
+describe('helpdesk configuration', () => {
+  for (const [env, message] of [
+    [{ HELPDESK_PROVIDER: 'freshdesk', FRESHDESK_URL: 'https://acme.freshdesk.com' }, 'FRESHDESK_API_KEY'],
+    [
+      { HELPDESK_PROVIDER: 'zendesk', ZENDESK_URL: 'https://acme.zendesk.com', ZENDESK_EMAIL: 'a@b.c' },
+      'ZENDESK_API_TOKEN',
+    ],
+    [{ HELPDESK_PROVIDER: 'webhook', HELPDESK_WEBHOOK_SECRET: 's' }, 'HELPDESK_WEBHOOK_URL'],
+    [{ HELPDESK_PROVIDER: 'email' }, 'HELPDESK_PROVIDER must be one of'],
+    [{ HELPDESK_RETRY_BASE_MS: 'fast' }, 'HELPDESK_RETRY_BASE_MS must be an integer'],
+    [{ HELPDESK_MAX_ATTEMPTS: '0' }, 'HELPDESK_MAX_ATTEMPTS must be an integer from 1'],
+  ] as const) {
+    it(`refuses to start: ${message}`, () => {
+      expect(() => loadConfig(env)).to.throw(ConfigError, message);
     });
   }
 });
