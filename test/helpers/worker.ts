@@ -16,8 +16,8 @@ export interface TestWorker {
 export const FAST_DELIVERY = {
   HELPDESK_RETRY_BASE_MS: '50',
   HELPDESK_TIMEOUT_MS: '2000',
-  HELPDESK_LOCK_MS: '1000',
-  HELPDESK_STALLED_CHECK_MS: '300',
+  HELPDESK_LOCK_MS: '2500',
+  HELPDESK_STALLED_CHECK_MS: '500',
 };
 
 /** The real worker role (real BullMQ on the test Redis) in this process. */
