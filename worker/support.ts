@@ -25,7 +25,7 @@ const SHUTDOWN = 'worker shutting down';
 const TAG = 'multisig-relay';
 
 /** A contact message becomes a question from the sender, with a subject naming them. */
-export function helpdeskTicket(job: SupportJob): HelpdeskTicket {
+function helpdeskTicket(job: SupportJob): HelpdeskTicket {
   if (job.kind === 'ticket') {
     const { subject, description, type, email } = job;
     return { subject, description, type, email, tags: [TAG, 'ticket'] };

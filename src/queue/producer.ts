@@ -1,8 +1,8 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { DeliveryConfig } from '../config.js';
-import type { Logger } from '../log.js';
-import { errorFields } from '../log.js';
+import { errorFields, type Logger } from '../log.js';
+import { isRedisUnavailable } from '../redis/clients.js';
 import { SUPPORT_QUEUE, supportJobId, supportJobOptions, type SupportJob } from './support-jobs.js';
 
 /**
@@ -24,7 +24,10 @@ export class SupportProducer {
       skipVersionCheck: true,
       defaultJobOptions: supportJobOptions(delivery),
     });
-    this.queue.on('error', (err) => log.warn('support queue error', errorFields(err)));
+    // Outages reach the client as failed submissions (503) and readiness; one line per reconnect is noise.
+    this.queue.on('error', (err) => {
+      if (!isRedisUnavailable(err)) log.warn('support queue error', errorFields(err));
+    });
   }
 
   /** Returns the job id; a submission already queued or delivered within the dedupe window keeps its id. */
@@ -34,9 +37,5 @@ export class SupportProducer {
     await this.redis.ping();
     const added = await this.queue.add(job.kind, job, { jobId: supportJobId(job) });
     return added.id!;
-  }
-
-  async close(): Promise<void> {
-    await this.queue.close();
   }
 }

@@ -28,8 +28,8 @@ export type SupportJob = TicketJob | ContactJob;
 
 const DAY_SECONDS = 86_400;
 /** Completed jobs are the dedupe record: a repeated submission finds its job id within this window. */
-export const KEEP_COMPLETED_SECONDS = DAY_SECONDS;
-export const KEEP_FAILED_SECONDS = 7 * DAY_SECONDS;
+const KEEP_COMPLETED_SECONDS = DAY_SECONDS;
+const KEEP_FAILED_SECONDS = 7 * DAY_SECONDS;
 
 /** Anything outside the helpdesk's known types is filed as a question (SPEC §6). */
 export function ticketType(type: string): TicketType {

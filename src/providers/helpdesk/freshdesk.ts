@@ -15,7 +15,7 @@ const HTML_ESCAPES: Record<string, string> = {
 };
 
 /** Freshdesk renders `description` as HTML: the sender's text is escaped so it shows as written. */
-export function textToHtml(text: string): string {
+function textToHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!).replace(/\n/g, '<br>');
 }
 

@@ -1,6 +1,5 @@
 import got, { RequestError } from 'got';
-import type { DeliveryContext } from './types.js';
-import { HelpdeskError } from './types.js';
+import { HelpdeskError, type DeliveryContext } from './types.js';
 
 /** A helpdesk's pause is honoured between these bounds: never a busy loop, never a day of silence. */
 const MIN_RETRY_AFTER_MS = 1000;

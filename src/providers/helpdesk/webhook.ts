@@ -3,7 +3,7 @@ import { idAt, postJson } from './http.js';
 import type { HelpdeskDriver } from './types.js';
 
 /** `X-Relay-Signature: sha256=<hex HMAC-SHA256 of the exact body bytes with the shared secret>`. */
-export function webhookSignature(secret: string, body: string): string {
+function webhookSignature(secret: string, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
 }
 
