@@ -8,7 +8,7 @@ import {
   type HelpdeskTicket,
 } from '../src/providers/helpdesk/index.js';
 import { SUPPORT_QUEUE, type SupportJob } from '../src/queue/support-jobs.js';
-import { createRedis } from '../src/redis/clients.js';
+import { createRedis, isRedisUnavailable } from '../src/redis/clients.js';
 import type { RoleHandle } from '../src/role.js';
 
 /** Helpdesk calls wait on the network, not the CPU: a few at a time keep a burst of forms moving. */
@@ -51,7 +51,10 @@ export async function startSupportWorker(config: Config, log: Logger): Promise<R
   const redis = createRedis(config.redisUrl, 'worker');
   // Only for rateLimit(): the limit is stored in Redis and pauses every worker of the queue.
   const queue = new Queue<SupportJob>(SUPPORT_QUEUE, { connection: redis });
-  queue.on('error', (err) => log.warn('support queue error', errorFields(err)));
+  // Its connection is the worker's, whose errors are logged below: only other failures are worth a line.
+  queue.on('error', (err) => {
+    if (!isRedisUnavailable(err)) log.warn('support queue error', errorFields(err));
+  });
 
   const deliver = async (job: Job<SupportJob, Delivered>, token?: string, signal?: AbortSignal) => {
     const fields = {
