@@ -154,6 +154,12 @@ describe('POST /v1/ticket and POST /v1/contact (API side)', () => {
       expect((await post(api.url, '/v1/contact', maxContact)).status).to.equal(200);
     });
 
+    it('measures lengths in characters: a 50,000-character description of 3-byte characters is accepted', async () => {
+      const wide = { ...ticket, description: '€'.repeat(50_000) };
+      expect(Buffer.byteLength(JSON.stringify(wide))).to.be.above(150_000);
+      expect((await post(api.url, '/v1/ticket', wide)).status).to.equal(200);
+    });
+
     for (const path of ['/v1/ticket', '/v1/contact']) {
       it(`${path}: broken JSON → 400 INVALID_JSON`, async () => {
         const res = await post(api.url, path, '{"subject":');
@@ -180,8 +186,8 @@ describe('POST /v1/ticket and POST /v1/contact (API side)', () => {
         await nothingWritten();
       });
 
-      it(`${path}: a body over 64 KB → 413`, async () => {
-        const res = await post(api.url, path, { ...ticket, ...contact, padding: long(65 * 1024) });
+      it(`${path}: a body over 256 KB → 413`, async () => {
+        const res = await post(api.url, path, { ...ticket, ...contact, padding: long(257 * 1024) });
         expect(res.status).to.equal(413);
         expect(res.body.error.code).to.equal('PAYLOAD_TOO_LARGE');
         await nothingWritten();

@@ -1,6 +1,7 @@
 import { Queue, UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import type { Config } from '../src/config.js';
 import { errorFields, type Logger } from '../src/log.js';
+import { instrumentWorker, watchQueueDepth } from '../src/metrics.js';
 import {
   createHelpdesk,
   HelpdeskError,
@@ -106,6 +107,8 @@ export async function startSupportWorker(config: Config, log: Logger): Promise<R
       ...errorFields(err),
     });
   });
+  instrumentWorker(worker);
+  const unwatch = watchQueueDepth([queue]);
   await worker.waitUntilReady();
   log.info('support worker started', { queue: SUPPORT_QUEUE, provider: helpdesk.name });
   if (helpdesk.name === 'log') log.warn('HELPDESK_PROVIDER=log: support forms reach no helpdesk');
@@ -126,6 +129,7 @@ export async function startSupportWorker(config: Config, log: Logger): Promise<R
       clearTimeout(abort);
       clearTimeout(giveUp);
       if (!closed) log.warn('support worker did not close in time');
+      unwatch();
       await queue.close().catch(() => undefined);
       redis.disconnect();
       log.info('support worker stopped');

@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
-import { jsonBody } from '../http/body.js';
+import { jsonBody, SUPPORT_BODY_LIMIT } from '../http/body.js';
 import { ok, type RelayContext, type RelayState } from '../http/context.js';
 import { consumeOrReject } from '../http/rate-limit.js';
 import { validator } from '../http/validate.js';
@@ -47,7 +47,7 @@ export function supportRoutes(
     ok(ctx, { id, status: 'queued' });
   };
 
-  router.post('/v1/ticket', jsonBody(), async (ctx) => {
+  router.post('/v1/ticket', jsonBody(SUPPORT_BODY_LIMIT), async (ctx) => {
     const form = parseTicket(ctx.request.body);
     await enqueue(ctx, {
       kind: 'ticket',
@@ -58,7 +58,7 @@ export function supportRoutes(
     });
   });
 
-  router.post('/v1/contact', jsonBody(), async (ctx) => {
+  router.post('/v1/contact', jsonBody(SUPPORT_BODY_LIMIT), async (ctx) => {
     const form = parseContact(ctx.request.body);
     await enqueue(ctx, {
       kind: 'contact',

@@ -74,7 +74,6 @@ export class FakeUpstream {
       json = undefined;
     }
     const recorded: RecordedRequest = {
-      at: Date.now(),
       method: req.method ?? '',
       path: req.url ?? '',
       headers: req.headers,
