@@ -11,6 +11,7 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY worker ./worker
+COPY scripts ./scripts
 RUN npm run build
 
 # Production dependencies only: no tsx, no compiler, no test tools in the image.

@@ -16,6 +16,7 @@ export interface ApiHandle extends RoleHandle {
 export async function startApi(config: Config, log: Logger): Promise<ApiHandle> {
   const redis = createRedis(config.redisUrl, 'store');
   const limiterRedis = createRedis(config.redisUrl, 'limiter');
+  const queueRedis = createRedis(config.redisUrl, 'failFast');
   let draining = false;
 
   const app = buildApp({
@@ -23,6 +24,7 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
     log,
     redis,
     limiterRedis,
+    queueRedis,
     readiness: {
       draining: () => draining,
       redisAnswers: () =>
@@ -61,7 +63,7 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
       }, config.shutdownTimeoutMs);
       await closed;
       clearTimeout(forced);
-      await Promise.allSettled([redis.quit(), limiterRedis.quit()]);
+      await Promise.allSettled([redis.quit(), limiterRedis.quit(), queueRedis.quit()]);
       log.info('api stopped');
     },
   };

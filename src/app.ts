@@ -13,11 +13,13 @@ import type { Logger } from './log.js';
 import { httpMetrics } from './metrics.js';
 import { partnerRegistry } from './partners.js';
 import { Upstream } from './providers/http.js';
+import { SupportProducer } from './queue/producer.js';
 import { actionRoutes } from './routes/action.js';
 import { healthRoutes, type Readiness } from './routes/health.js';
 import { marketRoutes } from './routes/market.js';
 import { servicesRoutes } from './routes/services.js';
 import { signRoutes } from './routes/sign.js';
+import { supportRoutes } from './routes/support.js';
 import { syncRoutes } from './routes/sync.js';
 import { tokenRoutes } from './routes/token.js';
 import { ActionStore } from './store/action-store.js';
@@ -34,6 +36,8 @@ export interface ApiDeps {
   redis: Redis;
   /** The rate limiters' own fail-fast client. */
   limiterRedis: Redis;
+  /** The BullMQ producer's own fail-fast client: a job is acknowledged only once Redis has it. */
+  queueRedis: Redis;
   readiness: Readiness;
 }
 
@@ -62,6 +66,17 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
     router,
     partnerRegistry(config),
     sharedLimiter(deps.limiterRedis, config.keyPrefix, 'sign', config.sign.perMinute, 60),
+  );
+  supportRoutes(
+    router,
+    new SupportProducer(deps.queueRedis, config.support.delivery, log),
+    sharedLimiter(
+      deps.limiterRedis,
+      config.keyPrefix,
+      'submissions',
+      config.support.submissionsPerDay,
+      86_400,
+    ),
   );
 
   const globalLimiter = sharedLimiter(

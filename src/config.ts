@@ -36,6 +36,18 @@ export interface SupportConfig {
   freshdesk: { url: string | undefined; apiKey: string | undefined };
   zendesk: { url: string | undefined; email: string | undefined; apiToken: string | undefined };
   webhook: { url: string | undefined; secret: string | undefined };
+  delivery: DeliveryConfig;
+}
+
+/** How the worker delivers support jobs; small values let tests exercise retries and stalls in seconds. */
+export interface DeliveryConfig {
+  timeoutMs: number;
+  /** First retry delay; each further attempt doubles it (with jitter). */
+  retryBaseMs: number;
+  maxAttempts: number;
+  /** A job whose worker stops renewing this lock (crash, SIGKILL) is handed to another worker. */
+  lockMs: number;
+  stalledCheckMs: number;
 }
 
 export interface MarketConfig {
@@ -203,6 +215,27 @@ function withConfigFile(source: Source): Source {
   return { ...fromFile, ...source };
 }
 
+const PROVIDER_NEEDS: Record<SupportConfig['provider'], (support: SupportConfig) => Record<string, unknown>> =
+  {
+    freshdesk: (s) => ({ FRESHDESK_URL: s.freshdesk.url, FRESHDESK_API_KEY: s.freshdesk.apiKey }),
+    zendesk: (s) => ({
+      ZENDESK_URL: s.zendesk.url,
+      ZENDESK_EMAIL: s.zendesk.email,
+      ZENDESK_API_TOKEN: s.zendesk.apiToken,
+    }),
+    webhook: (s) => ({ HELPDESK_WEBHOOK_URL: s.webhook.url, HELPDESK_WEBHOOK_SECRET: s.webhook.secret }),
+    log: () => ({}),
+  };
+
+/** A helpdesk chosen without its credentials would fail every job; refuse to start instead. */
+function checkProvider(support: SupportConfig): void {
+  for (const [name, value] of Object.entries(PROVIDER_NEEDS[support.provider](support))) {
+    if (value === undefined) {
+      throw new ConfigError(`${name} is required when HELPDESK_PROVIDER=${support.provider}`);
+    }
+  }
+}
+
 function read(env: EnvReader): Config {
   const corsOrigins = env.string('CORS_ORIGINS', '*');
   const evmRpc = {} as Record<EvmChain, string>;
@@ -251,6 +284,13 @@ function read(env: EnvReader): Config {
         url: env.url('HELPDESK_WEBHOOK_URL', undefined),
         secret: env.optional('HELPDESK_WEBHOOK_SECRET'),
       },
+      delivery: {
+        timeoutMs: env.int('HELPDESK_TIMEOUT_MS', 10_000, 100, 120_000),
+        retryBaseMs: env.int('HELPDESK_RETRY_BASE_MS', 5_000, 10, 3_600_000),
+        maxAttempts: env.int('HELPDESK_MAX_ATTEMPTS', 12, 1, 100),
+        lockMs: env.int('HELPDESK_LOCK_MS', 30_000, 500, 600_000),
+        stalledCheckMs: env.int('HELPDESK_STALLED_CHECK_MS', 30_000, 100, 600_000),
+      },
     },
     market: {
       ratesCryptoUrl: env.url('RATES_CRYPTO_URL', 'https://api.coingecko.com/api/v3'),
@@ -282,7 +322,9 @@ function read(env: EnvReader): Config {
 }
 
 export function loadConfig(source: Source = process.env): Config {
-  return read(new EnvReader(withConfigFile(source)));
+  const config = read(new EnvReader(withConfigFile(source)));
+  checkProvider(config.support);
+  return config;
 }
 
 /** Every variable the loader understands, for drift checks of manifests against the code. */

@@ -31,14 +31,14 @@ try {
 }
 
 const roles: RoleHandle[] = [];
+let metrics: RoleHandle | undefined;
 let stopping = false;
 
 async function startRoles(): Promise<void> {
   if (config.role !== 'worker') roles.push(await startApi(config, log));
   if (config.role !== 'api') roles.push(await startWorker(config, log));
   // Started after the roles and stopped after them, so the last scrape before exit sees the final counts.
-  const metrics = await startMetricsServer(config, log);
-  if (metrics) roles.push(metrics);
+  metrics = await startMetricsServer(config, log);
 }
 
 // Handlers first: a SIGTERM that arrives while the roles start waits for them, then drains them cleanly.
@@ -50,7 +50,9 @@ async function shutdown(signal: string): Promise<void> {
   log.info('shutting down', { signal });
   try {
     await started.catch(() => undefined);
-    for (const role of roles) await role.stop();
+    // Each role bounds its own drain by SHUTDOWN_TIMEOUT_MS; draining them side by side keeps `all` within it.
+    await Promise.all(roles.map((role) => role.stop()));
+    await metrics?.stop();
     process.exit(0);
   } catch (err) {
     log.error('shutdown failed', errorFields(err));

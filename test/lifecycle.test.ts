@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import { expect } from 'chai';
 import { knownEnvVars, loadConfig } from '../src/config.js';
 import { freePort } from '../src/redis/server.js';
-import { waitUntilReady } from './helpers/api.js';
+import { testEnv, waitUntilReady } from './helpers/api.js';
 import { redis, testRedis } from './helpers/redis.js';
 
 const MAIN = ['--import=tsx', 'src/main.ts'];
@@ -21,13 +21,7 @@ describe('process lifecycle', () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const child = spawn(process.execPath, MAIN, {
-      env: {
-        ...process.env,
-        REDIS_URL: testRedis().url,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        RELAY_ROLE: 'api',
-      },
+      env: { ...process.env, ...testEnv({ PORT: String(port), RELAY_ROLE: 'api', LOG_LEVEL: 'info' }) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

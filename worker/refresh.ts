@@ -2,6 +2,7 @@ import { Queue, Worker } from 'bullmq';
 import { EVM_CHAINS } from '../src/chains.js';
 import type { Config } from '../src/config.js';
 import { errorFields, type Logger } from '../src/log.js';
+import { instrumentWorker, watchQueueDepth } from '../src/metrics.js';
 import { createRedis, waitReady } from '../src/redis/clients.js';
 import type { RoleHandle } from '../src/role.js';
 import { fetchEvmFees, fetchMempoolFees, type FeeLevels } from '../src/providers/fees.js';
@@ -100,10 +101,13 @@ export async function startRefresh(config: Config, log: Logger): Promise<RoleHan
   worker.on('failed', (job, err) =>
     log.error('market refresh failed', { job: job?.name, ...errorFields(err) }),
   );
+  instrumentWorker(worker);
+  const unwatch = watchQueueDepth([queue]);
   log.info('market refresh scheduled', periods);
 
   return {
     async stop() {
+      unwatch();
       await worker.close();
       await queue.close();
       await Promise.allSettled([storeRedis.quit(), producer.quit(), consumer.quit()]);

@@ -5,6 +5,8 @@ import { AppError } from './errors.js';
 
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
 export const ACTION_BODY_LIMIT = 2 * 1024 * 1024;
+/** Support forms allow 50,000 characters (SPEC §6); in UTF-8 that is up to 200 KB, so 64 KB would refuse them. */
+export const SUPPORT_BODY_LIMIT = 256 * 1024;
 
 /**
  * A route's JSON body: 415 unless `application/json`, 413 over `limitBytes` (checked against Content-Length

@@ -21,6 +21,8 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     RATE_LIMIT_POINTS: '100000',
     LOG_LEVEL: 'debug',
     SHUTDOWN_TIMEOUT_MS: '5000',
+    // The metrics tests ask for a listener of their own; others must not collide on the default port.
+    METRICS_PORT: '0',
     ...overrides,
   };
 }

@@ -1,0 +1,70 @@
+import type Router from '@koa/router';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
+import { jsonBody, SUPPORT_BODY_LIMIT } from '../http/body.js';
+import { ok, type RelayContext, type RelayState } from '../http/context.js';
+import { consumeOrReject } from '../http/rate-limit.js';
+import { validator } from '../http/validate.js';
+import type { SupportProducer } from '../queue/producer.js';
+import { normalizeText, ticketType, type SupportJob } from '../queue/support-jobs.js';
+import { contactBody, ticketBody } from '../schemas/support.js';
+
+interface TicketForm {
+  subject: string;
+  description: string;
+  type: string;
+  email: string;
+}
+
+interface ContactForm {
+  name: string;
+  email: string;
+  message: string;
+}
+
+const parseTicket = validator<TicketForm>('body', ticketBody);
+const parseContact = validator<ContactForm>('body', contactBody);
+
+/**
+ * Both forms become one job each. The submission budget is spent only by valid forms (a typo does not cost
+ * the sender one of their daily submissions), and given back when the job could not be queued.
+ */
+export function supportRoutes(
+  router: Router<RelayState>,
+  producer: SupportProducer,
+  submissions: RateLimiterAbstract,
+): void {
+  const enqueue = async (ctx: RelayContext, job: SupportJob) => {
+    await consumeOrReject(submissions, ctx.ip, 'submissions');
+    let id: string;
+    try {
+      id = await producer.submit(job);
+    } catch (err) {
+      // Not queued, so not counted: the sender will have to submit again.
+      await submissions.reward(ctx.ip).catch(() => undefined);
+      throw err;
+    }
+    ctx.state.log.info('support job queued', { jobId: id, kind: job.kind });
+    ok(ctx, { id, status: 'queued' });
+  };
+
+  router.post('/v1/ticket', jsonBody(SUPPORT_BODY_LIMIT), async (ctx) => {
+    const form = parseTicket(ctx.request.body);
+    await enqueue(ctx, {
+      kind: 'ticket',
+      subject: normalizeText(form.subject),
+      description: normalizeText(form.description),
+      type: ticketType(normalizeText(form.type)),
+      email: form.email.toLowerCase(),
+    });
+  });
+
+  router.post('/v1/contact', jsonBody(SUPPORT_BODY_LIMIT), async (ctx) => {
+    const form = parseContact(ctx.request.body);
+    await enqueue(ctx, {
+      kind: 'contact',
+      name: normalizeText(form.name),
+      email: form.email.toLowerCase(),
+      message: normalizeText(form.message),
+    });
+  });
+}

@@ -1,0 +1,138 @@
+import { Queue, UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
+import type { Config } from '../src/config.js';
+import { errorFields, type Logger } from '../src/log.js';
+import { instrumentWorker, watchQueueDepth } from '../src/metrics.js';
+import {
+  createHelpdesk,
+  HelpdeskError,
+  type Delivered,
+  type HelpdeskTicket,
+} from '../src/providers/helpdesk/index.js';
+import { SUPPORT_QUEUE, type SupportJob } from '../src/queue/support-jobs.js';
+import { createRedis, isRedisUnavailable } from '../src/redis/clients.js';
+import type { RoleHandle } from '../src/role.js';
+
+/** Helpdesk calls wait on the network, not the CPU: a few at a time keep a burst of forms moving. */
+const CONCURRENCY = 4;
+/**
+ * A ceiling on helpdesk calls per second for all workers together. BullMQ also honours a manual rate limit
+ * (a helpdesk's 429) across workers only when the worker has a limiter.
+ */
+const LIMITER = { max: 10, duration: 1000 };
+/** After the grace period the active requests are aborted; this long is left for releasing their jobs. */
+const RELEASE_MS = 2000;
+const SHUTDOWN = 'worker shutting down';
+
+const TAG = 'multisig-relay';
+
+/** A contact message becomes a question from the sender, with a subject naming them. */
+function helpdeskTicket(job: SupportJob): HelpdeskTicket {
+  if (job.kind === 'ticket') {
+    const { subject, description, type, email } = job;
+    return { subject, description, type, email, tags: [TAG, 'ticket'] };
+  }
+  return {
+    subject: `Contact form: ${job.name}`,
+    description: job.message,
+    type: 'Question',
+    email: job.email,
+    name: job.name,
+    tags: [TAG, 'contact'],
+  };
+}
+
+/**
+ * Delivers support jobs to the helpdesk. Failures map onto BullMQ's retry rules: transient ones (network,
+ * timeout, 5xx) are retried with exponential backoff and jitter; a 429 pauses the queue for its Retry-After and
+ * retries without spending an attempt; any other refusal fails the job at once, kept for operators.
+ */
+export async function startSupportWorker(config: Config, log: Logger): Promise<RoleHandle> {
+  const { delivery } = config.support;
+  const helpdesk = createHelpdesk(config.support, log);
+  const redis = createRedis(config.redisUrl, 'worker');
+  // Only for rateLimit(): the limit is stored in Redis and pauses every worker of the queue.
+  const queue = new Queue<SupportJob>(SUPPORT_QUEUE, { connection: redis });
+  // Its connection is the worker's, whose errors are logged below: only other failures are worth a line.
+  queue.on('error', (err) => {
+    if (!isRedisUnavailable(err)) log.warn('support queue error', errorFields(err));
+  });
+
+  const deliver = async (job: Job<SupportJob, Delivered>, token?: string, signal?: AbortSignal) => {
+    const fields = {
+      jobId: job.id,
+      kind: job.data.kind,
+      provider: helpdesk.name,
+      attempt: job.attemptsMade + 1,
+    };
+    try {
+      const delivered = await helpdesk.create(helpdeskTicket(job.data), { idempotencyKey: job.id!, signal });
+      log.info('support ticket delivered', { ...fields, ticketId: delivered.ticketId });
+      return delivered;
+    } catch (err) {
+      if (signal?.aborted) {
+        // Shutdown: give the job back untouched (no attempt spent) for another worker.
+        await job.moveToWait(token);
+        log.warn('support job released at shutdown', fields);
+        throw new WaitingError();
+      }
+      if (!(err instanceof HelpdeskError)) throw err;
+      if (err.kind === 'permanent') throw new UnrecoverableError(err.message);
+      if (err.kind === 'rateLimited') {
+        const waitMs = err.retryAfterMs ?? delivery.retryBaseMs;
+        log.warn('helpdesk rate limit', { ...fields, waitMs });
+        await queue.rateLimit(waitMs);
+        throw Worker.RateLimitError();
+      }
+      throw err;
+    }
+  };
+
+  const worker = new Worker<SupportJob, Delivered>(SUPPORT_QUEUE, deliver, {
+    connection: redis,
+    concurrency: CONCURRENCY,
+    limiter: LIMITER,
+    lockDuration: delivery.lockMs,
+    stalledInterval: delivery.stalledCheckMs,
+  });
+  worker.on('error', (err) => log.warn('support worker error', errorFields(err)));
+  worker.on('stalled', (jobId) => log.warn('support job stalled; it goes back to the queue', { jobId }));
+  worker.on('failed', (job, err) => {
+    const attempts = job?.opts.attempts ?? 1;
+    const final = err instanceof UnrecoverableError || (job?.attemptsMade ?? 0) >= attempts;
+    log.warn(final ? 'support job failed for good' : 'support job failed; will retry', {
+      jobId: job?.id,
+      kind: job?.data.kind,
+      attemptsMade: job?.attemptsMade,
+      attempts,
+      ...errorFields(err),
+    });
+  });
+  instrumentWorker(worker);
+  const unwatch = watchQueueDepth([queue]);
+  await worker.waitUntilReady();
+  log.info('support worker started', { queue: SUPPORT_QUEUE, provider: helpdesk.name });
+  if (helpdesk.name === 'log') log.warn('HELPDESK_PROVIDER=log: support forms reach no helpdesk');
+
+  return {
+    // Stop taking jobs and let the active ones finish; past the grace period abort their requests so each job
+    // returns to the queue. If Redis is gone even that cannot happen: their locks expire and another worker
+    // recovers them as stalled.
+    async stop() {
+      const abort = setTimeout(() => worker.cancelAllJobs(SHUTDOWN), config.shutdownTimeoutMs);
+      let giveUp: NodeJS.Timeout | undefined;
+      const closed = await Promise.race([
+        worker.close().then(() => true),
+        new Promise<boolean>((resolve) => {
+          giveUp = setTimeout(() => resolve(false), config.shutdownTimeoutMs + RELEASE_MS);
+        }),
+      ]);
+      clearTimeout(abort);
+      clearTimeout(giveUp);
+      if (!closed) log.warn('support worker did not close in time');
+      unwatch();
+      await queue.close().catch(() => undefined);
+      redis.disconnect();
+      log.info('support worker stopped');
+    },
+  };
+}
