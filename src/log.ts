@@ -16,19 +16,38 @@ export interface Logger {
   child(fields: LogFields): Logger;
 }
 
+/** A class rather than closures: the API makes a child per request, so it must be cheap to create. */
+class JsonLogger implements Logger {
+  constructor(
+    private readonly min: number,
+    private readonly base: LogFields,
+    private readonly write: (line: string) => void,
+  ) {}
+
+  private emit(level: LogLevel, msg: string, fields?: LogFields): void {
+    if (ORDER[level] < this.min) return;
+    this.write(JSON.stringify({ time: new Date().toISOString(), level, msg, ...this.base, ...fields }));
+  }
+
+  debug(msg: string, fields?: LogFields): void {
+    this.emit('debug', msg, fields);
+  }
+  info(msg: string, fields?: LogFields): void {
+    this.emit('info', msg, fields);
+  }
+  warn(msg: string, fields?: LogFields): void {
+    this.emit('warn', msg, fields);
+  }
+  error(msg: string, fields?: LogFields): void {
+    this.emit('error', msg, fields);
+  }
+  child(fields: LogFields): Logger {
+    return new JsonLogger(this.min, { ...this.base, ...fields }, this.write);
+  }
+}
+
 export function createLogger(level: LogLevel, base: LogFields = {}, write = defaultWrite): Logger {
-  const min = ORDER[level];
-  const emit = (lvl: LogLevel, msg: string, fields?: LogFields) => {
-    if (ORDER[lvl] < min) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...base, ...fields }));
-  };
-  return {
-    debug: (msg, fields) => emit('debug', msg, fields),
-    info: (msg, fields) => emit('info', msg, fields),
-    warn: (msg, fields) => emit('warn', msg, fields),
-    error: (msg, fields) => emit('error', msg, fields),
-    child: (fields) => createLogger(level, { ...base, ...fields }, write),
-  };
+  return new JsonLogger(ORDER[level], base, write);
 }
 
 function defaultWrite(line: string): void {

@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import { ACTION_BODY_LIMIT, jsonBody } from '../http/body.js';
-import { ok, type RelayState } from '../http/context.js';
+import { okJson, type RelayState } from '../http/context.js';
 import { AppError } from '../http/errors.js';
 import { validator } from '../http/validate.js';
 import { actionBody } from '../schemas/action.js';
@@ -27,14 +27,14 @@ function toRecord(body: ActionRequest, ttlSeconds: number, now = Date.now()): Ac
 export function actionRoutes(router: Router<RelayState>, store: ActionStore, ttlSeconds: number): void {
   router.post('/v1/action', jsonBody(ACTION_BODY_LIMIT), async (ctx) => {
     const record = toRecord(parseBody(ctx.request.body), ttlSeconds);
-    await store.save(record);
-    ok(ctx, record);
+    okJson(ctx, await store.save(record));
   });
 
   router.get('/v1/action/:id', async (ctx) => {
     const { id } = parseParams({ ...ctx.params });
-    const record = await store.read(id);
-    if (!record) throw new AppError('NOT_FOUND', 'The action mailbox of this pair is empty or expired.');
-    ok(ctx, record);
+    const record = await store.readJson(id);
+    if (record === null)
+      throw new AppError('NOT_FOUND', 'The action mailbox of this pair is empty or expired.');
+    okJson(ctx, record);
   });
 }

@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import { jsonBody } from '../http/body.js';
-import { ok, type RelayState } from '../http/context.js';
+import { okJson, type RelayState } from '../http/context.js';
 import { AppError } from '../http/errors.js';
 import { validator } from '../http/validate.js';
 import { idParams } from '../schemas/common.js';
@@ -26,14 +26,14 @@ function toRecord(body: SyncRecord): SyncRecord {
 export function syncRoutes(router: Router<RelayState>, store: SyncStore): void {
   router.post('/v1/sync', jsonBody(), async (ctx) => {
     const record = toRecord(parseBody(ctx.request.body));
-    await store.save(record);
-    ok(ctx, record);
+    okJson(ctx, await store.save(record));
   });
 
   router.get('/v1/sync/:id', async (ctx) => {
     const { id } = parseParams({ ...ctx.params });
-    const record = await store.read(id);
-    if (!record) throw new AppError('NOT_FOUND', 'No synchronization record for this wallet identity.');
-    ok(ctx, record);
+    const record = await store.readJson(id);
+    if (record === null)
+      throw new AppError('NOT_FOUND', 'No synchronization record for this wallet identity.');
+    okJson(ctx, record);
   });
 }

@@ -13,12 +13,15 @@ export class ActionStore {
     private readonly ttlSeconds: number,
   ) {}
 
-  async save(record: ActionRecord): Promise<void> {
-    await this.redis.set(this.keys.action(record.wkIdentity), JSON.stringify(record), 'EX', this.ttlSeconds);
+  /** Returns the record as stored (JSON text), so the answer needs no second serialization. */
+  async save(record: ActionRecord): Promise<string> {
+    const json = JSON.stringify(record);
+    await this.redis.set(this.keys.action(record.wkIdentity), json, 'EX', this.ttlSeconds);
+    return json;
   }
 
-  async read(wkIdentity: string): Promise<ActionRecord | null> {
-    const value = await this.redis.get(this.keys.action(wkIdentity));
-    return value === null ? null : (JSON.parse(value) as ActionRecord);
+  /** The stored record as JSON text, or null: passed through without parsing (payloads reach 1 MB). */
+  async readJson(wkIdentity: string): Promise<string | null> {
+    return this.redis.get(this.keys.action(wkIdentity));
   }
 }

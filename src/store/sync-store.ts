@@ -32,20 +32,17 @@ export class SyncStore {
     this.readWithGrace = defineScript<string | null>(redis, 'relaySyncRead', 1, READ_WITH_GRACE);
   }
 
-  /** Replaces any earlier record for the wallet identity (SET overwrites every field). */
-  async save(record: SyncRecord): Promise<void> {
-    await this.redis.set(
-      this.keys.sync(record.walletIdentity),
-      JSON.stringify(record),
-      'EX',
-      this.lifecycle.ttlSeconds,
-    );
+  /** Replaces any earlier record (SET overwrites every field); returns it as stored (JSON text). */
+  async save(record: SyncRecord): Promise<string> {
+    const json = JSON.stringify(record);
+    await this.redis.set(this.keys.sync(record.walletIdentity), json, 'EX', this.lifecycle.ttlSeconds);
+    return json;
   }
 
-  async read(walletIdentity: string): Promise<SyncRecord | null> {
+  /** The stored record as JSON text, or null; the first read starts the grace period. */
+  async readJson(walletIdentity: string): Promise<string | null> {
     const key = this.keys.sync(walletIdentity);
     const grace = this.lifecycle.readGraceSeconds;
-    const value = grace === 0 ? await this.redis.getdel(key) : await this.readWithGrace([key], [grace]);
-    return value === null ? null : (JSON.parse(value) as SyncRecord);
+    return grace === 0 ? this.redis.getdel(key) : this.readWithGrace([key], [grace]);
   }
 }
