@@ -22,11 +22,14 @@ class JsonLogger implements Logger {
     private readonly min: number,
     private readonly base: LogFields,
     private readonly write: (line: string) => void,
+    /** A child's own fields, kept apart from `base` so that forking one costs no copy. */
+    private readonly own?: LogFields,
   ) {}
 
   private emit(level: LogLevel, msg: string, fields?: LogFields): void {
     if (ORDER[level] < this.min) return;
-    this.write(JSON.stringify({ time: new Date().toISOString(), level, msg, ...this.base, ...fields }));
+    const line = { time: new Date().toISOString(), level, msg, ...this.base, ...this.own, ...fields };
+    this.write(JSON.stringify(line));
   }
 
   debug(msg: string, fields?: LogFields): void {
@@ -42,7 +45,8 @@ class JsonLogger implements Logger {
     this.emit('error', msg, fields);
   }
   child(fields: LogFields): Logger {
-    return new JsonLogger(this.min, { ...this.base, ...fields }, this.write);
+    const base = this.own ? { ...this.base, ...this.own } : this.base;
+    return new JsonLogger(this.min, base, this.write, fields);
   }
 }
 
