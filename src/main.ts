@@ -3,7 +3,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, errorFields } from './log.js';
 import { startMetricsServer } from './metrics.js';
 import { redisForLaptop } from './redis/dev-redis.js';
-import type { RoleHandle } from './role.js';
+import { settlesWithin, type RoleHandle } from './role.js';
 import { startWorker } from '../worker/main.js';
 
 function configOrExit(): Config {
@@ -30,6 +30,9 @@ try {
   process.exit(1);
 }
 
+/** Room beyond SHUTDOWN_TIMEOUT_MS for releasing jobs and closing connections. */
+const SHUTDOWN_SLACK_MS = 5000;
+
 const roles: RoleHandle[] = [];
 let metrics: RoleHandle | undefined;
 let stopping = false;
@@ -51,8 +54,13 @@ async function shutdown(signal: string): Promise<void> {
   try {
     await started.catch(() => undefined);
     // Each role bounds its own drain by SHUTDOWN_TIMEOUT_MS; draining them side by side keeps `all` within it.
-    await Promise.all(roles.map((role) => role.stop()));
-    await metrics?.stop();
+    // The watchdog is the last resort should a step still hang: the process must leave within the grace period.
+    const drained = Promise.all(roles.map((role) => role.stop())).then(() => metrics?.stop());
+    if (!(await settlesWithin(drained, config.shutdownTimeoutMs + SHUTDOWN_SLACK_MS))) {
+      log.error('shutdown did not finish in time; exiting anyway');
+      process.exit(1);
+    }
+    await drained;
     process.exit(0);
   } catch (err) {
     log.error('shutdown failed', errorFields(err));

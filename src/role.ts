@@ -2,3 +2,23 @@
 export interface RoleHandle {
   stop(): Promise<void>;
 }
+
+/**
+ * True when `work` settles within `ms`, false otherwise (the work is left running). Shutdown steps that talk to
+ * Redis use it: with Redis gone they would otherwise wait for a reconnect that may never come.
+ */
+export async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  const settled = work.then(
+    () => true as const,
+    () => true as const,
+  );
+  try {
+    return await Promise.race([settled, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

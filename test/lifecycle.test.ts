@@ -4,14 +4,20 @@ import { expect } from 'chai';
 import { knownEnvVars, loadConfig } from '../src/config.js';
 import { freePort } from '../src/redis/server.js';
 import { testEnv, waitUntilReady } from './helpers/api.js';
+import { waitFor } from './helpers/wait.js';
 import { redis, testRedis } from './helpers/redis.js';
 
 const MAIN = ['--import=tsx', 'src/main.ts'];
 
-function exitOf(child: ChildProcess): Promise<number | null> {
+/** The child's exit code, or 'still running' after `timeoutMs` (so a hung child fails the test, not the run). */
+function exitOf(child: ChildProcess, timeoutMs = 20_000): Promise<number | null | 'still running'> {
   return new Promise((resolve) => {
-    if (child.exitCode !== null) resolve(child.exitCode);
-    else child.once('exit', (code) => resolve(code));
+    if (child.exitCode !== null) return resolve(child.exitCode);
+    const timer = setTimeout(() => resolve('still running'), timeoutMs);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
   });
 }
 
@@ -68,6 +74,40 @@ describe('process lifecycle', () => {
       expect(stdout).to.contain('"msg":"shutting down"');
     } finally {
       child.kill('SIGKILL');
+    }
+  });
+
+  it('SIGTERM with Redis gone: the API and both workers still stop within the grace period', async function () {
+    this.timeout(40_000);
+    const [port, metricsPort] = [await freePort(), await freePort()];
+    const env = testEnv({
+      PORT: String(port),
+      METRICS_PORT: String(metricsPort),
+      RELAY_ROLE: 'all',
+      SHUTDOWN_TIMEOUT_MS: '1000',
+    });
+    const child = spawn(process.execPath, MAIN, { env: { ...process.env, ...env }, stdio: 'ignore' });
+    try {
+      // The metrics listener starts after every role, so its /healthz means the workers are up too.
+      await waitUntilReady(`http://127.0.0.1:${port}`, 20_000);
+      await waitFor(
+        'the metrics listener',
+        () =>
+          fetch(`http://127.0.0.1:${metricsPort}/healthz`).then(
+            (r) => r.ok,
+            () => false,
+          ),
+        20_000,
+      );
+      await testRedis().stop();
+      const signalled = Date.now();
+      child.kill('SIGTERM');
+      expect(await exitOf(child)).to.equal(0);
+      // SHUTDOWN_TIMEOUT_MS plus the release and close allowances, far below a pod's grace period
+      expect(Date.now() - signalled).to.be.below(15_000);
+    } finally {
+      child.kill('SIGKILL');
+      await testRedis().start();
     }
   });
 

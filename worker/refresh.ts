@@ -4,7 +4,7 @@ import type { Config } from '../src/config.js';
 import { errorFields, type Logger } from '../src/log.js';
 import { instrumentWorker, watchQueueDepth } from '../src/metrics.js';
 import { createRedis, waitReady } from '../src/redis/clients.js';
-import type { RoleHandle } from '../src/role.js';
+import { settlesWithin, type RoleHandle } from '../src/role.js';
 import { fetchEvmFees, fetchMempoolFees, type FeeLevels } from '../src/providers/fees.js';
 import { Upstream } from '../src/providers/http.js';
 import { fetchCryptoPrices, fetchFiatRates } from '../src/providers/prices.js';
@@ -106,11 +106,16 @@ export async function startRefresh(config: Config, log: Logger): Promise<RoleHan
   log.info('market refresh scheduled', periods);
 
   return {
+    // A refresh is idempotent: one cut short by shutdown is simply run again next period, so after the grace
+    // period the worker is closed without waiting (and with Redis gone, close() would wait for ever).
     async stop() {
       unwatch();
-      await worker.close();
-      await queue.close();
-      await Promise.allSettled([storeRedis.quit(), producer.quit(), consumer.quit()]);
+      if (!(await settlesWithin(worker.close(), config.shutdownTimeoutMs))) {
+        log.warn('market refresh worker did not close in time');
+        void worker.close(true).catch(() => undefined);
+      }
+      await settlesWithin(queue.close(), 1000);
+      for (const client of [storeRedis, producer, consumer]) client.disconnect();
     },
   };
 }

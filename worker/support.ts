@@ -10,7 +10,7 @@ import {
 } from '../src/providers/helpdesk/index.js';
 import { SUPPORT_QUEUE, type SupportJob } from '../src/queue/support-jobs.js';
 import { createRedis, isRedisUnavailable } from '../src/redis/clients.js';
-import type { RoleHandle } from '../src/role.js';
+import { settlesWithin, type RoleHandle } from '../src/role.js';
 
 /** Helpdesk calls wait on the network, not the CPU: a few at a time keep a burst of forms moving. */
 const CONCURRENCY = 4;
@@ -119,18 +119,11 @@ export async function startSupportWorker(config: Config, log: Logger): Promise<R
     // recovers them as stalled.
     async stop() {
       const abort = setTimeout(() => worker.cancelAllJobs(SHUTDOWN), config.shutdownTimeoutMs);
-      let giveUp: NodeJS.Timeout | undefined;
-      const closed = await Promise.race([
-        worker.close().then(() => true),
-        new Promise<boolean>((resolve) => {
-          giveUp = setTimeout(() => resolve(false), config.shutdownTimeoutMs + RELEASE_MS);
-        }),
-      ]);
+      const closed = await settlesWithin(worker.close(), config.shutdownTimeoutMs + RELEASE_MS);
       clearTimeout(abort);
-      clearTimeout(giveUp);
       if (!closed) log.warn('support worker did not close in time');
       unwatch();
-      await queue.close().catch(() => undefined);
+      await settlesWithin(queue.close(), RELEASE_MS);
       redis.disconnect();
       log.info('support worker stopped');
     },
