@@ -106,13 +106,14 @@ export async function startRefresh(config: Config, log: Logger): Promise<RoleHan
   log.info('market refresh scheduled', periods);
 
   return {
-    // A refresh is idempotent: one cut short by shutdown is simply run again next period, so after the grace
-    // period the worker is closed without waiting (and with Redis gone, close() would wait for ever).
+    // A refresh is idempotent: one cut short by shutdown simply runs again next period. Past the grace period
+    // the worker is left to the exiting process: closing its connection under it would make BullMQ retry the
+    // job's completion in a tight loop (it skips its retry delay while closing).
     async stop() {
       unwatch();
       if (!(await settlesWithin(worker.close(), config.shutdownTimeoutMs))) {
         log.warn('market refresh worker did not close in time');
-        void worker.close(true).catch(() => undefined);
+        return;
       }
       await settlesWithin(queue.close(), 1000);
       for (const client of [storeRedis, producer, consumer]) client.disconnect();

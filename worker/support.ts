@@ -121,8 +121,13 @@ export async function startSupportWorker(config: Config, log: Logger): Promise<R
       const abort = setTimeout(() => worker.cancelAllJobs(SHUTDOWN), config.shutdownTimeoutMs);
       const closed = await settlesWithin(worker.close(), config.shutdownTimeoutMs + RELEASE_MS);
       clearTimeout(abort);
-      if (!closed) log.warn('support worker did not close in time');
       unwatch();
+      if (!closed) {
+        // Left to the exiting process: closing the connection under a running BullMQ worker makes it retry in a
+        // tight loop (it skips its retry delay while closing). Unreleased jobs come back as stalled.
+        log.warn('support worker did not close in time');
+        return;
+      }
       await settlesWithin(queue.close(), RELEASE_MS);
       redis.disconnect();
       log.info('support worker stopped');

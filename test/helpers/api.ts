@@ -1,4 +1,5 @@
 import { startApi, type ApiHandle } from '../../src/api.js';
+import { EVM_CHAINS } from '../../src/chains.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { testRedis } from './redis.js';
@@ -12,6 +13,14 @@ export interface TestApi {
   stop(): Promise<void>;
 }
 
+const UPSTREAM_URL_VARS = [
+  'RATES_CRYPTO_URL',
+  'RATES_FIAT_URL',
+  'FEES_BTC_URL',
+  'FEES_LTC_URL',
+  ...EVM_CHAINS.map((chain) => `EVM_RPC_${chain.toUpperCase()}`),
+];
+
 /** Environment every test API starts from; a test overrides what it exercises. */
 export function testEnv(overrides: Record<string, string> = {}): Record<string, string> {
   return {
@@ -23,6 +32,8 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     SHUTDOWN_TIMEOUT_MS: '5000',
     // The metrics tests ask for a listener of their own; others must not collide on the default port.
     METRICS_PORT: '0',
+    // No test reaches the internet: providers a test does not fake refuse at once on a closed loopback port.
+    ...Object.fromEntries(UPSTREAM_URL_VARS.map((name) => [name, 'http://127.0.0.1:9'])),
     ...overrides,
   };
 }
