@@ -25,37 +25,16 @@ export function redisOptions(role: RedisRole): RedisOptions {
     connectTimeout: 2000,
     retryStrategy: reconnectDelay,
     lazyConnect: false,
+    connectionName: `relay-${role === 'failFast' ? 'fail-fast' : role}`,
   };
-  switch (role) {
-    case 'store':
-      return {
-        ...base,
-        connectionName: 'relay-store',
-        enableOfflineQueue: false,
-        enableAutoPipelining: true,
-        commandTimeout: COMMAND_TIMEOUT_MS,
-        maxRetriesPerRequest: 1,
-      };
-    case 'limiter':
-      return {
-        ...base,
-        connectionName: 'relay-limiter',
-        enableOfflineQueue: false,
-        enableAutoPipelining: true,
-        commandTimeout: COMMAND_TIMEOUT_MS,
-        maxRetriesPerRequest: 1,
-      };
-    case 'failFast':
-      return {
-        ...base,
-        connectionName: 'relay-fail-fast',
-        enableOfflineQueue: false,
-        commandTimeout: COMMAND_TIMEOUT_MS,
-        maxRetriesPerRequest: 1,
-      };
-    case 'worker':
-      return { ...base, connectionName: 'relay-worker', maxRetriesPerRequest: null };
-  }
+  if (role === 'worker') return { ...base, maxRetriesPerRequest: null };
+  const failFast: RedisOptions = {
+    ...base,
+    enableOfflineQueue: false,
+    commandTimeout: COMMAND_TIMEOUT_MS,
+    maxRetriesPerRequest: 1,
+  };
+  return role === 'failFast' ? failFast : { ...failFast, enableAutoPipelining: true };
 }
 
 export function createRedis(url: string, role: RedisRole): Redis {
