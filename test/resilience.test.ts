@@ -1,21 +1,9 @@
 import { expect } from 'chai';
 import { get, post, startTestApi, type TestApi } from './helpers/api.js';
 import { redis, testRedis } from './helpers/redis.js';
+import { waitFor } from './helpers/wait.js';
 
 const record = { chain: 'btc', walletIdentity: 'w1', keyXpub: 'xpub1', wkIdentity: 'k1' };
-
-async function until<T>(
-  probe: () => Promise<T>,
-  done: (value: T) => boolean,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe('two API instances on one Redis', () => {
   let a: TestApi;
@@ -84,11 +72,10 @@ describe('Redis outage', () => {
     expect((await get(api.url, '/healthz')).status).to.equal(200);
 
     await testRedis().start();
-    const back = await until(
-      () => post(api.url, '/v1/sync', record),
-      (res) => res.status === 200,
+    await waitFor(
+      'the relay to save again',
+      async () => (await post(api.url, '/v1/sync', record)).status === 200,
     );
-    expect(back.status).to.equal(200);
     expect((await get(api.url, '/v1/sync/w1')).body.data).to.deep.equal(record);
     expect((await get(api.url, '/readyz')).status).to.equal(200);
     // scripts were flushed with the restart: EVALSHA falls back to EVAL by itself
