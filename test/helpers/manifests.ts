@@ -9,8 +9,8 @@ import { parse, parseAllDocuments } from 'yaml';
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-/** CI clones the repository with `shared/` beside it, as on the development machines. */
-export const schemaDir = resolve(repoRoot, '../shared/schemas');
+/** Kubernetes 1.32 and Compose schemas, vendored so the repository tests itself with nothing beside it. */
+export const schemaDir = resolve(repoRoot, 'test/fixtures/schemas');
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- manifests are checked field by field in tests
 export type Manifest = Record<string, any>;
