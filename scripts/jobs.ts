@@ -5,6 +5,7 @@
  */
 import { Queue, type Job } from 'bullmq';
 import { loadConfig } from '../src/config.js';
+import { queuePrefix } from '../src/queue/prefix.js';
 import { SUPPORT_QUEUE } from '../src/queue/support-jobs.js';
 import { createRedis, waitReady } from '../src/redis/clients.js';
 
@@ -69,11 +70,11 @@ function fail(message: string): number {
 }
 
 const config = loadConfig();
-const redis = createRedis(config.redisUrl, 'failFast');
+const redis = createRedis(config.redis.topology, 'failFast');
 let code: number;
 try {
   await waitReady(redis, 5000);
-  const queue = new Queue(SUPPORT_QUEUE, { connection: redis });
+  const queue = new Queue(SUPPORT_QUEUE, { connection: redis, prefix: queuePrefix(SUPPORT_QUEUE) });
   code = await run(queue, process.argv[2], process.argv[3]);
   await queue.close();
 } catch (err) {

@@ -14,9 +14,9 @@ export interface ApiHandle extends RoleHandle {
 
 /** Starts the API role: its own Redis clients, the Koa app and an HTTP server with bounded timeouts. */
 export async function startApi(config: Config, log: Logger): Promise<ApiHandle> {
-  const redis = createRedis(config.redisUrl, 'store');
-  const limiterRedis = createRedis(config.redisUrl, 'limiter');
-  const queueRedis = createRedis(config.redisUrl, 'failFast');
+  const redis = createRedis(config.redis.topology, 'store');
+  const limiterRedis = createRedis(config.redis.topology, 'limiter');
+  const queueRedis = createRedis(config.redis.topology, 'failFast');
   let draining = false;
 
   const app = buildApp({

@@ -1,5 +1,4 @@
 import Router from '@koa/router';
-import type { Redis } from 'ioredis';
 import Koa from 'koa';
 import type { Config } from './config.js';
 import { accessLog } from './http/access-log.js';
@@ -10,6 +9,7 @@ import { sharedLimiter } from './http/limiters.js';
 import { rateLimit } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
 import type { Logger } from './log.js';
+import type { RedisClient } from './redis/clients.js';
 import { httpMetrics } from './metrics.js';
 import { partnerRegistry } from './partners.js';
 import { Upstream } from './providers/http.js';
@@ -27,17 +27,18 @@ import { keysFor } from './store/keys.js';
 import { MarketStore } from './store/market-store.js';
 import { SyncStore } from './store/sync-store.js';
 import { TokenStore } from './store/token-store.js';
+import { WriteAck } from './store/write-ack.js';
 import { TokenInfoService } from './token-info.js';
 
 export interface ApiDeps {
   config: Config;
   log: Logger;
   /** The stores' client (auto-pipelined, fail-fast). */
-  redis: Redis;
+  redis: RedisClient;
   /** The rate limiters' own fail-fast client. */
-  limiterRedis: Redis;
+  limiterRedis: RedisClient;
   /** The BullMQ producer's own fail-fast client: a job is acknowledged only once Redis has it. */
-  queueRedis: Redis;
+  queueRedis: RedisClient;
   readiness: Readiness;
 }
 
@@ -55,9 +56,10 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
   const keys = keysFor(config.keyPrefix);
   const router = new Router<RelayState>();
   healthRoutes(router, deps.readiness);
-  syncRoutes(router, new SyncStore(redis, keys, config.sync));
-  actionRoutes(router, new ActionStore(redis, keys, config.action.ttlSeconds), config.action.ttlSeconds);
-  tokenRoutes(router, new TokenStore(redis, keys));
+  const ack = new WriteAck(redis, config.redis);
+  syncRoutes(router, new SyncStore(redis, keys, config.sync, ack));
+  actionRoutes(router, new ActionStore(redis, keys, config.action.ttlSeconds, ack), config.action.ttlSeconds);
+  tokenRoutes(router, new TokenStore(redis, keys, ack));
   servicesRoutes(router, config.services);
   const marketStore = new MarketStore(redis, keys);
   const upstream = new Upstream(config.market.upstreamTimeoutMs);
@@ -69,7 +71,12 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
   );
   supportRoutes(
     router,
-    new SupportProducer(deps.queueRedis, config.support.delivery, log),
+    new SupportProducer(
+      deps.queueRedis,
+      config.support.delivery,
+      log,
+      new WriteAck(deps.queueRedis, config.redis),
+    ),
     sharedLimiter(
       deps.limiterRedis,
       config.keyPrefix,

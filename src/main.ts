@@ -24,7 +24,10 @@ const log = createLogger(config.logLevel, { service: 'multisig-relay', role: con
 process.on('unhandledRejection', (reason) => log.error('unhandled rejection', errorFields(reason)));
 
 try {
-  if (!config.redisUrlExplicit) config.redisUrl = await redisForLaptop(config.redisUrl, log);
+  const { topology } = config.redis;
+  if (topology.kind === 'standalone' && !topology.explicit) {
+    topology.url = await redisForLaptop(topology.url, log);
+  }
 } catch (err) {
   process.stderr.write(`multisig-relay: ${(err as Error).message}\n`);
   process.exit(1);

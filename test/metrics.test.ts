@@ -153,7 +153,8 @@ describe('metrics', () => {
   });
 
   describe('worker jobs', () => {
-    const workerRedis = () => createRedis(testRedis().url, 'worker');
+    const workerRedis = () =>
+      createRedis({ kind: 'standalone', url: testRedis().url, explicit: true }, 'worker');
     let queue: Queue;
     let worker: Worker | undefined;
     let unwatch: () => void;

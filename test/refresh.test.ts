@@ -41,7 +41,7 @@ describe('market refresh job schedulers (BullMQ)', () => {
       gaps.every((gap) => gap >= 500),
       `gaps between price fetches: ${gaps.join(', ')} ms`,
     ).to.equal(true);
-    expect(await redis().zrange('bull:refresh:repeat', 0, -1)).to.have.members(['fees', 'rates']);
+    expect(await redis().zrange('{bull:refresh}:refresh:repeat', 0, -1)).to.have.members(['fees', 'rates']);
   });
 
   it('the API serves what the worker fetched, starting right after the worker starts', async () => {

@@ -3,6 +3,7 @@ import { EVM_CHAINS } from '../src/chains.js';
 import type { Config } from '../src/config.js';
 import { errorFields, type Logger } from '../src/log.js';
 import { instrumentWorker, watchQueueDepth } from '../src/metrics.js';
+import { queuePrefix } from '../src/queue/prefix.js';
 import { createRedis, waitReady } from '../src/redis/clients.js';
 import { settlesWithin, type RoleHandle } from '../src/role.js';
 import { fetchEvmFees, fetchMempoolFees, type FeeLevels } from '../src/providers/fees.js';
@@ -75,13 +76,14 @@ export function refreshJobs(
  * each period's job once, on whichever worker takes it, however many workers run.
  */
 export async function startRefresh(config: Config, log: Logger): Promise<RoleHandle> {
-  const storeRedis = createRedis(config.redisUrl, 'store');
-  const producer = createRedis(config.redisUrl, 'failFast');
-  const consumer = createRedis(config.redisUrl, 'worker');
+  const storeRedis = createRedis(config.redis.topology, 'store');
+  const producer = createRedis(config.redis.topology, 'failFast');
+  const consumer = createRedis(config.redis.topology, 'worker');
+  const prefix = queuePrefix(REFRESH_QUEUE);
   const jobs = refreshJobs(config, log, new MarketStore(storeRedis, keysFor(config.keyPrefix)));
 
   await waitReady(producer, 10_000);
-  const queue = new Queue(REFRESH_QUEUE, { connection: producer });
+  const queue = new Queue(REFRESH_QUEUE, { connection: producer, prefix });
   const periods: Record<RefreshName, number> = {
     rates: config.market.ratesRefreshSeconds,
     fees: config.market.feesRefreshSeconds,
@@ -96,6 +98,7 @@ export async function startRefresh(config: Config, log: Logger): Promise<RoleHan
 
   const worker = new Worker(REFRESH_QUEUE, (job) => jobs[job.name as RefreshName](), {
     connection: consumer,
+    prefix,
     concurrency: 2,
   });
   worker.on('failed', (job, err) =>

@@ -8,6 +8,7 @@ import {
   type Delivered,
   type HelpdeskTicket,
 } from '../src/providers/helpdesk/index.js';
+import { queuePrefix } from '../src/queue/prefix.js';
 import { SUPPORT_QUEUE, type SupportJob } from '../src/queue/support-jobs.js';
 import { createRedis, isRedisUnavailable } from '../src/redis/clients.js';
 import { settlesWithin, type RoleHandle } from '../src/role.js';
@@ -49,9 +50,10 @@ function helpdeskTicket(job: SupportJob): HelpdeskTicket {
 export async function startSupportWorker(config: Config, log: Logger): Promise<RoleHandle> {
   const { delivery } = config.support;
   const helpdesk = createHelpdesk(config.support, log);
-  const redis = createRedis(config.redisUrl, 'worker');
+  const redis = createRedis(config.redis.topology, 'worker');
+  const prefix = queuePrefix(SUPPORT_QUEUE);
   // Only for rateLimit(): the limit is stored in Redis and pauses every worker of the queue.
-  const queue = new Queue<SupportJob>(SUPPORT_QUEUE, { connection: redis });
+  const queue = new Queue<SupportJob>(SUPPORT_QUEUE, { connection: redis, prefix });
   // Its connection is the worker's, whose errors are logged below: only other failures are worth a line.
   queue.on('error', (err) => {
     if (!isRedisUnavailable(err)) log.warn('support queue error', errorFields(err));
@@ -89,6 +91,7 @@ export async function startSupportWorker(config: Config, log: Logger): Promise<R
 
   const worker = new Worker<SupportJob, Delivered>(SUPPORT_QUEUE, deliver, {
     connection: redis,
+    prefix,
     concurrency: CONCURRENCY,
     limiter: LIMITER,
     lockDuration: delivery.lockMs,

@@ -1,8 +1,9 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { DeliveryConfig } from '../config.js';
 import { errorFields, type Logger } from '../log.js';
-import { isRedisUnavailable } from '../redis/clients.js';
+import { isRedisUnavailable, type RedisClient } from '../redis/clients.js';
+import type { WriteAck } from '../store/write-ack.js';
+import { queueKey, queuePrefix } from './prefix.js';
 import { SUPPORT_QUEUE, supportJobId, supportJobOptions, type SupportJob } from './support-jobs.js';
 
 /**
@@ -13,14 +14,16 @@ export class SupportProducer {
   private readonly queue: Queue<SupportJob>;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     delivery: DeliveryConfig,
     log: Logger,
+    private readonly ack: WriteAck,
   ) {
     // skipVersionCheck: the producer's only start-up command would be INFO, and a failure there would leave the
     // Queue broken for good; the worker checks the Redis version.
     this.queue = new Queue<SupportJob>(SUPPORT_QUEUE, {
       connection: redis,
+      prefix: queuePrefix(SUPPORT_QUEUE),
       skipVersionCheck: true,
       defaultJobOptions: supportJobOptions(delivery),
     });
@@ -36,6 +39,7 @@ export class SupportProducer {
     // client fails at once while Redis is unreachable.
     await this.redis.ping();
     const added = await this.queue.add(job.kind, job, { jobId: supportJobId(job) });
+    await this.ack.confirm(queueKey(SUPPORT_QUEUE, added.id!));
     return added.id!;
   }
 }

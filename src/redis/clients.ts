@@ -1,4 +1,5 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import type { RedisTopology } from '../config.js';
 import { recordRedisClientError } from '../metrics.js';
 
 /**
@@ -11,8 +12,14 @@ import { recordRedisClientError } from '../metrics.js';
  *   load, see docs/benchmarks.md).
  * - `failFast`: the BullMQ producer; same fail-fast rules, no pipelining (BullMQ is not known to be safe with it).
  * - `worker`: BullMQ workers block on Redis and must retry forever (`maxRetriesPerRequest: null`).
+ *
+ * The same roles exist on every topology (SPEC §12): a single Redis (REDIS_URL), a Sentinel-managed master, or a
+ * Redis Cluster. Callers see one client type and never branch on the topology.
  */
 export type RedisRole = 'store' | 'limiter' | 'failFast' | 'worker';
+
+/** A connection of any topology: both classes share the command interface. */
+export type RedisClient = Redis | Cluster;
 
 export const COMMAND_TIMEOUT_MS = 1500;
 
@@ -20,12 +27,24 @@ function reconnectDelay(attempt: number): number {
   return Math.min(100 * attempt, 1000);
 }
 
+/**
+ * A master demoted by a failover answers writes with READONLY until the client reconnects to the new master
+ * (Sentinel tells it which). Reconnecting without resending keeps fail-fast roles fast: that one command fails
+ * (→ 503) and the next reaches the new master; a worker resends.
+ */
+function reconnectOnReadOnly(role: RedisRole) {
+  return (err: Error): boolean | 1 | 2 =>
+    err.message.startsWith('READONLY') ? (role === 'worker' ? 2 : 1) : false;
+}
+
+/** Per-connection options; on a cluster they apply to every node's connection. */
 export function redisOptions(role: RedisRole): RedisOptions {
   const base: RedisOptions = {
     connectTimeout: 2000,
     retryStrategy: reconnectDelay,
     lazyConnect: false,
     connectionName: `relay-${role === 'failFast' ? 'fail-fast' : role}`,
+    reconnectOnError: reconnectOnReadOnly(role),
   };
   if (role === 'worker') return { ...base, maxRetriesPerRequest: null };
   const failFast: RedisOptions = {
@@ -37,15 +56,75 @@ export function redisOptions(role: RedisRole): RedisOptions {
   return role === 'failFast' ? failFast : { ...failFast, enableAutoPipelining: true };
 }
 
-export function createRedis(url: string, role: RedisRole): Redis {
-  const client = new Redis(url, redisOptions(role));
+/**
+ * Cluster-level options: the fail-fast rules hold for the cluster object too (no offline queue while the slot
+ * map is being rebuilt), and the redirection budget keeps a request during a failover to about a second of
+ * retries on MOVED/ASK, TRYAGAIN, CLUSTERDOWN and refused connections before it gives up (→ 503).
+ */
+function clusterOptions(role: RedisRole, node: RedisOptions): ClusterOptions {
+  const { retryStrategy, enableOfflineQueue, enableAutoPipelining, ...perNode } = node;
+  const failFast = role !== 'worker';
+  return {
+    redisOptions: perNode,
+    clusterRetryStrategy: retryStrategy as (attempt: number) => number,
+    enableOfflineQueue: enableOfflineQueue ?? true,
+    enableAutoPipelining: enableAutoPipelining ?? false,
+    maxRedirections: failFast ? 8 : 16,
+    retryDelayOnFailover: 100,
+    retryDelayOnClusterDown: 100,
+    retryDelayOnTryAgain: 100,
+    slotsRefreshTimeout: 1000,
+    // A failover changes the slot map; the periodic refresh finds it even when no command hit a MOVED.
+    slotsRefreshInterval: 2000,
+  };
+}
+
+function newClient(topology: RedisTopology, role: RedisRole): RedisClient {
+  const options = redisOptions(role);
+  switch (topology.kind) {
+    case 'standalone':
+      return new Redis(topology.url, options);
+    case 'sentinel':
+      return new Redis({
+        ...options,
+        sentinels: topology.sentinels,
+        name: topology.name,
+        sentinelPassword: topology.sentinelPassword,
+        username: topology.username,
+        password: topology.password,
+        ...(topology.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
+        sentinelRetryStrategy: reconnectDelay,
+        // Sentinel announces a switch-master at once; without this the client learns it on the next error.
+        failoverDetector: true,
+      });
+    case 'cluster':
+      return new Cluster(
+        topology.nodes,
+        clusterOptions(role, {
+          ...options,
+          username: topology.username,
+          password: topology.password,
+          ...(topology.tls ? { tls: {} } : {}),
+        }),
+      );
+  }
+}
+
+export function createRedis(topology: RedisTopology, role: RedisRole): RedisClient {
+  const client = newClient(topology, role);
   // Connection errors are reported through readiness, request failures and this counter; an unhandled 'error'
   // event would only add noise (ioredis logs it to stderr when nobody listens).
   client.on('error', () => recordRedisClientError(role));
   return client;
 }
 
-const UNAVAILABLE_REPLY = /^(LOADING|OOM|READONLY|MASTERDOWN|BUSY|NOREPLICAS|TRYAGAIN|CLUSTERDOWN)\b/;
+/**
+ * Replies and client errors that mean "Redis cannot serve us right now": a restart (LOADING), a failover in
+ * progress (READONLY from a demoted master, MASTERDOWN, CLUSTERDOWN, TRYAGAIN during resharding, redirections
+ * exhausted), an unreachable node, or a write that fewer replicas than REDIS_WAIT_REPLICAS confirmed.
+ */
+const UNAVAILABLE_REPLY =
+  /^(LOADING|OOM|READONLY|MASTERDOWN|BUSY|NOREPLICAS|TRYAGAIN|CLUSTERDOWN|MOVED|ASK)\b/;
 const UNAVAILABLE_CLIENT = [
   "Stream isn't writeable",
   'Connection is closed',
@@ -53,18 +132,27 @@ const UNAVAILABLE_CLIENT = [
   'Reached the max retries per request limit',
   'connect ECONNREFUSED',
   'read ECONNRESET',
+  "Cluster isn't ready",
+  'Too many Cluster redirections',
+  'Failed to refresh slots cache',
+  'None of startup nodes is available',
+  'All sentinels are unreachable',
 ];
+
+export class NotReplicatedError extends Error {
+  override name = 'NotReplicatedError';
+}
 
 /** Whether an error means "Redis cannot serve us right now" (→ 503) rather than a bug (→ 500). */
 export function isRedisUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   if (err.name === 'ReplyError') return UNAVAILABLE_REPLY.test(err.message);
-  if (err.name === 'MaxRetriesPerRequestError') return true;
+  if (err.name === 'MaxRetriesPerRequestError' || err instanceof NotReplicatedError) return true;
   return UNAVAILABLE_CLIENT.some((text) => err.message.includes(text));
 }
 
 /** Resolves once the client is ready, or rejects after `timeoutMs`. */
-export async function waitReady(client: Redis, timeoutMs: number): Promise<void> {
+export async function waitReady(client: RedisClient, timeoutMs: number): Promise<void> {
   if (client.status === 'ready') return;
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
