@@ -321,7 +321,8 @@ function read(env: EnvReader): Config {
     redis: {
       topology: redisTopology(env),
       waitReplicas: env.int('REDIS_WAIT_REPLICAS', 0, 0, 100),
-      waitTimeoutMs: env.int('REDIS_WAIT_TIMEOUT_MS', 500, 1, 60_000),
+      // Below the fail-fast command timeout (1500 ms), so the 503 says "not replicated", not "timed out".
+      waitTimeoutMs: env.int('REDIS_WAIT_TIMEOUT_MS', 500, 1, 1000),
     },
     keyPrefix: env.string('KEY_PREFIX', 'relay:'),
     role: env.oneOf('RELAY_ROLE', 'all', ['api', 'worker', 'all'] as const),

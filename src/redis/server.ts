@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +14,18 @@ export interface PrivateRedis {
   stop(): Promise<void>;
   /** Starts the server again on the same port (after stop), for outage tests. */
   start(): Promise<void>;
+  /** Sends a signal to the running server (SIGSTOP/SIGCONT freeze and thaw it in failover tests). */
+  signal(name: NodeJS.Signals): void;
+  /** The server's working directory (its config and cluster files live there). */
+  readonly dir: string;
+}
+
+export interface PrivateRedisOptions {
+  port?: number;
+  /** More redis-server arguments: replication, cluster mode. */
+  args?: string[];
+  /** Runs `redis-server <file> --sentinel` instead: `file` is written into the server's directory. */
+  sentinelConfig?: string;
 }
 
 export function redisServerInstalled(): boolean {
@@ -46,16 +58,30 @@ export function portAnswers(host: string, port: number, timeoutMs = 500): Promis
   });
 }
 
-export async function startPrivateRedis(port?: number): Promise<PrivateRedis> {
-  const chosen = port ?? (await freePort());
+/** One exit listener for every server a process starts (a cluster is six of them). */
+const exitCleanups: (() => void)[] = [];
+function atExit(cleanup: () => void): void {
+  if (exitCleanups.length === 0) process.once('exit', () => exitCleanups.forEach((run) => run()));
+  exitCleanups.push(cleanup);
+}
+
+export async function startPrivateRedis(options: PrivateRedisOptions = {}): Promise<PrivateRedis> {
+  const chosen = options.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), 'relay-redis-'));
   let child: ChildProcess | undefined;
+  const mode: string[] = [];
+  if (options.sentinelConfig !== undefined) {
+    const file = join(dir, 'sentinel.conf');
+    writeFileSync(file, options.sentinelConfig);
+    mode.push(file, '--sentinel');
+  }
 
   const start = async () => {
     if (child && child.exitCode === null) return;
     child = spawn(
       'redis-server',
       [
+        ...mode,
         '--port',
         String(chosen),
         '--bind',
@@ -66,8 +92,8 @@ export async function startPrivateRedis(port?: number): Promise<PrivateRedis> {
         'no',
         '--dir',
         dir,
-        '--maxmemory-policy',
-        'noeviction',
+        ...(options.sentinelConfig === undefined ? ['--maxmemory-policy', 'noeviction'] : []),
+        ...(options.args ?? []),
       ],
       { stdio: 'ignore' },
     );
@@ -90,9 +116,12 @@ export async function startPrivateRedis(port?: number): Promise<PrivateRedis> {
   };
 
   await start();
-  process.once('exit', () => {
+  atExit(() => {
     child?.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   });
-  return { port: chosen, url: `redis://127.0.0.1:${chosen}`, start, stop };
+  const signal = (name: NodeJS.Signals) => {
+    child?.kill(name);
+  };
+  return { port: chosen, url: `redis://127.0.0.1:${chosen}`, dir, start, stop, signal };
 }
