@@ -1,0 +1,117 @@
+import { expect } from 'chai';
+import { keysFor } from '../src/store/keys.js';
+import { errorBody, get, post, startTestApi, type TestApi } from './helpers/api.js';
+import { startTopology, type TestTopology, type TopologyName } from './helpers/topologies.js';
+import { waitFor } from './helpers/wait.js';
+
+const XPUB =
+  'xpub6CUGRUonZSQ4TWtTMmzXdrXDtypWKiKrhko4egpiMZbpiaQL2jkwSB1icqYh2cfDfVxdx4df189oLKnC5fSwqPfgyP3hooxujYzAu3fDVmz';
+const syncRecord = (walletIdentity: string) => ({
+  chain: 'btc',
+  walletIdentity,
+  keyXpub: XPUB,
+  wkIdentity: 'wk',
+});
+const keys = keysFor('relay:');
+/** Far above any honest answer: a request still open after this is a hang. */
+const HANG_MS = 8000;
+
+/** One POST /v1/sync; a request that does not answer within HANG_MS counts as status 0. */
+async function write(api: TestApi, id: string): Promise<number> {
+  const res = await fetch(`${api.url}/v1/sync`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(syncRecord(id)),
+    signal: AbortSignal.timeout(HANG_MS),
+  }).catch(() => undefined);
+  await res?.arrayBuffer();
+  return res?.status ?? 0;
+}
+
+/** Concurrent writers with unique ids until stopped: every answer is recorded. */
+function load(api: TestApi, prefix: string, writers = 4) {
+  const answers: { id: string; status: number }[] = [];
+  let running = true;
+  let n = 0;
+  const loops = Array.from({ length: writers }, async () => {
+    while (running) {
+      const id = `${prefix}-${n++}`;
+      answers.push({ id, status: await write(api, id) });
+    }
+  });
+  return {
+    answers,
+    async stop() {
+      running = false;
+      await Promise.all(loops);
+    },
+  };
+}
+
+/**
+ * Failover with REDIS_WAIT_REPLICAS=1 on the topologies that have replicas. Each topology is started once; a
+ * frozen replica comes first (it is thawed again), then a master is killed under load.
+ */
+for (const name of ['sentinel', 'cluster'] as TopologyName[]) {
+  describe(`failover on a ${name} Redis`, function () {
+    this.timeout(60_000);
+    let topology: TestTopology;
+    let api: TestApi;
+
+    before(async () => {
+      topology = await startTopology(name);
+      api = await startTestApi({ ...topology.env, REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '300' });
+    });
+    after(async () => {
+      await api?.stop();
+      await topology?.stop();
+    });
+
+    it('a frozen replica: a write answers 503 in bounded time, and 200 again once it thaws', async () => {
+      const { replicas } = await topology.serversOf(keys.sync('frozen'));
+      replicas.forEach((replica) => replica.signal('SIGSTOP'));
+      try {
+        const res = await post(api.url, '/v1/sync', syncRecord('frozen'), {});
+        expect(res.status).to.equal(503);
+        expect(res.body).to.deep.equal(errorBody(res, 'UNAVAILABLE'));
+        expect(await write(api, 'frozen')).to.equal(503); // answered, not left hanging (HANG_MS)
+      } finally {
+        replicas.forEach((replica) => replica.signal('SIGCONT'));
+      }
+      await waitFor('writes to succeed again', async () => (await write(api, 'frozen')) === 200, 15_000);
+    });
+
+    it('a master killed under load: only 200 or 503, no acknowledged write lost, recovery without restart', async () => {
+      const probe = 'probe';
+      const { master: victim } = await topology.serversOf(keys.sync(probe));
+      const traffic = load(api, `${name}-load`);
+      await waitFor(
+        'some acknowledged writes',
+        () => traffic.answers.filter((a) => a.status === 200).length > 20,
+      );
+      await victim.stop(); // SIGKILL: whatever it had not replicated is gone
+      await waitFor(
+        'a replica to be promoted',
+        async () => (await topology.serversOf(keys.sync(probe)).catch(() => undefined))?.master !== victim,
+        30_000,
+      );
+      // The old master comes back empty and rejoins as a replica, so WAIT can be satisfied again.
+      await victim.start();
+      await waitFor(
+        'writes to the lost slots to succeed',
+        async () => (await write(api, probe)) === 200,
+        30_000,
+      );
+      await traffic.stop();
+
+      const statuses = new Set(traffic.answers.map((a) => a.status));
+      expect([...statuses].filter((status) => status !== 200 && status !== 503)).to.deep.equal([]);
+      const acknowledged = traffic.answers.filter((a) => a.status === 200).map((a) => a.id);
+      const missing: string[] = [];
+      for (const id of acknowledged) if ((await topology.admin.exists(keys.sync(id))) === 0) missing.push(id);
+      expect(missing).to.deep.equal([]);
+      expect((await get(api.url, '/readyz')).status).to.equal(200);
+      expect(await write(api, `${name}-after`)).to.equal(200);
+    });
+  });
+}
