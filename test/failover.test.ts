@@ -1,18 +1,14 @@
 import { expect } from 'chai';
-import { keysFor } from '../src/store/keys.js';
 import { errorBody, get, post, startTestApi, type TestApi } from './helpers/api.js';
-import { startTopology, type TestTopology, type TopologyName } from './helpers/topologies.js';
+import {
+  keys,
+  startTopology,
+  syncRecord,
+  type TestTopology,
+  type TopologyName,
+} from './helpers/topologies.js';
 import { waitFor } from './helpers/wait.js';
 
-const XPUB =
-  'xpub6CUGRUonZSQ4TWtTMmzXdrXDtypWKiKrhko4egpiMZbpiaQL2jkwSB1icqYh2cfDfVxdx4df189oLKnC5fSwqPfgyP3hooxujYzAu3fDVmz';
-const syncRecord = (walletIdentity: string) => ({
-  chain: 'btc',
-  walletIdentity,
-  keyXpub: XPUB,
-  wkIdentity: 'wk',
-});
-const keys = keysFor('relay:');
 /** Far above any honest answer: a request still open after this is a hang. */
 const HANG_MS = 8000;
 

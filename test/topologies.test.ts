@@ -1,23 +1,12 @@
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { WriteAck } from '../src/store/write-ack.js';
-import { keysFor } from '../src/store/keys.js';
 import { MarketStore } from '../src/store/market-store.js';
 import { TokenStore } from '../src/store/token-store.js';
 import { errorBody, get, post, startTestApi, type TestApi } from './helpers/api.js';
-import { TOPOLOGIES, startTopology, type TestTopology } from './helpers/topologies.js';
+import { TOPOLOGIES, keys, startTopology, syncRecord, type TestTopology } from './helpers/topologies.js';
 import { waitFor } from './helpers/wait.js';
 import { startTestWorker } from './helpers/worker.js';
-
-const XPUB =
-  'xpub6CUGRUonZSQ4TWtTMmzXdrXDtypWKiKrhko4egpiMZbpiaQL2jkwSB1icqYh2cfDfVxdx4df189oLKnC5fSwqPfgyP3hooxujYzAu3fDVmz';
-const syncRecord = (walletIdentity: string) => ({
-  chain: 'btc',
-  walletIdentity,
-  keyXpub: XPUB,
-  wkIdentity: 'wk',
-});
-const keys = keysFor('relay:');
 
 describe('Redis topology configuration', () => {
   it('two topologies at once are a start-up error naming the variables', () => {

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { Cluster, Redis } from 'ioredis';
 import type { RedisClient } from '../../src/redis/clients.js';
+import { keysFor } from '../../src/store/keys.js';
 import { startPrivateRedis, type PrivateRedis } from '../../src/redis/server.js';
 import { testRedis } from './redis.js';
 import { waitFor } from './wait.js';
@@ -8,6 +9,17 @@ import { waitFor } from './wait.js';
 export type TopologyName = 'standalone' | 'sentinel' | 'cluster';
 export const TOPOLOGIES: readonly TopologyName[] = ['standalone', 'sentinel', 'cluster'];
 export const SENTINEL_NAME = 'relaymaster';
+export const keys = keysFor('relay:');
+
+const XPUB =
+  'xpub6CUGRUonZSQ4TWtTMmzXdrXDtypWKiKrhko4egpiMZbpiaQL2jkwSB1icqYh2cfDfVxdx4df189oLKnC5fSwqPfgyP3hooxujYzAu3fDVmz';
+/** A valid POST /v1/sync body; topology tests write many of them under different identities. */
+export const syncRecord = (walletIdentity: string) => ({
+  chain: 'btc',
+  walletIdentity,
+  keyXpub: XPUB,
+  wkIdentity: 'wk',
+});
 
 /**
  * A real Redis topology on loopback ports, for the parametrised suites. Timeouts are small so that failovers
