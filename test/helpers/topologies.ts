@@ -52,8 +52,7 @@ async function infoField(client: Redis, section: string, field: string): Promise
   return new RegExp(`^${field}:(.*)$`, 'm').exec(info)?.[1]?.trim();
 }
 
-async function standalone(): Promise<TestTopology> {
-  const server = testRedis();
+async function standalone(server = testRedis()): Promise<TestTopology> {
   const admin = plain(server.port);
   return {
     name: 'standalone',
@@ -202,8 +201,7 @@ async function cluster(): Promise<TestTopology> {
   };
 }
 
-const STARTERS: Record<TopologyName, () => Promise<TestTopology>> = { standalone, sentinel, cluster };
-
-export function startTopology(name: TopologyName): Promise<TestTopology> {
-  return STARTERS[name]();
+/** Starts a topology; `standalone` uses the test run's Redis unless given another server. */
+export function startTopology(name: TopologyName, server?: PrivateRedis): Promise<TestTopology> {
+  return name === 'standalone' ? standalone(server) : name === 'sentinel' ? sentinel() : cluster();
 }
