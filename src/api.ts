@@ -3,7 +3,7 @@ import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { listen } from './listen.js';
 import { errorFields, type Logger } from './log.js';
-import { createRedis } from './redis/clients.js';
+import { createRedis, redisServes } from './redis/clients.js';
 import type { RoleHandle } from './role.js';
 
 export interface ApiHandle extends RoleHandle {
@@ -27,11 +27,7 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
     queueRedis,
     readiness: {
       draining: () => draining,
-      redisAnswers: () =>
-        redis.ping().then(
-          () => true,
-          () => false,
-        ),
+      redisAnswers: () => redisServes(redis),
     },
   });
   app.on('error', (err: unknown) => log.error('koa error', errorFields(err)));

@@ -8,6 +8,9 @@ import {
   type TopologyName,
 } from './helpers/topologies.js';
 import { waitFor } from './helpers/wait.js';
+import { startTestWorker, type TestWorker } from './helpers/worker.js';
+import { queueKey } from '../src/queue/prefix.js';
+import { SUPPORT_QUEUE } from '../src/queue/support-jobs.js';
 
 /** Far above any honest answer: a request still open after this is a hang. */
 const HANG_MS = 8000;
@@ -53,12 +56,16 @@ for (const name of ['sentinel', 'cluster'] as TopologyName[]) {
     this.timeout(60_000);
     let topology: TestTopology;
     let api: TestApi;
+    let worker: TestWorker;
 
     before(async () => {
       topology = await startTopology(name);
-      api = await startTestApi({ ...topology.env, REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '300' });
+      const env = { ...topology.env, REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '300' };
+      api = await startTestApi(env);
+      worker = await startTestWorker(env);
     });
     after(async () => {
+      await worker?.stop();
       await api?.stop();
       await topology?.stop();
     });
@@ -78,14 +85,18 @@ for (const name of ['sentinel', 'cluster'] as TopologyName[]) {
     });
 
     it('a master killed under load: only 200 or 503, no acknowledged write lost, recovery without restart', async () => {
-      const probe = 'probe';
-      const { master: victim } = await topology.serversOf(keys.sync(probe));
+      // The master of the support queue, and a record of the same master to probe its recovery with.
+      const { master: victim } = await topology.serversOf(queueKey(SUPPORT_QUEUE, 'wait'));
+      let probe = 'probe-0';
+      for (let i = 1; (await topology.serversOf(keys.sync(probe))).master !== victim; i++)
+        probe = `probe-${i}`;
       const traffic = load(api, `${name}-load`);
       await waitFor(
         'some acknowledged writes',
         () => traffic.answers.filter((a) => a.status === 200).length > 20,
       );
       await victim.stop(); // SIGKILL: whatever it had not replicated is gone
+      await waitFor('readiness to drop', async () => (await get(api.url, '/readyz')).status === 503);
       await waitFor(
         'a replica to be promoted',
         async () => (await topology.serversOf(keys.sync(probe)).catch(() => undefined))?.master !== victim,
@@ -108,6 +119,18 @@ for (const name of ['sentinel', 'cluster'] as TopologyName[]) {
       expect(missing).to.deep.equal([]);
       expect((await get(api.url, '/readyz')).status).to.equal(200);
       expect(await write(api, `${name}-after`)).to.equal(200);
+
+      // The worker lived through it: a form submitted now is delivered.
+      const form = { name: 'Ann', email: 'ann@example.com', message: `after the ${name} failover` };
+      const submitted = await post(api.url, '/v1/contact', form);
+      expect(submitted.status).to.equal(200);
+      await waitFor(
+        'the form to be delivered',
+        async () =>
+          (await topology.admin.zscore(queueKey(SUPPORT_QUEUE, 'completed'), submitted.body.data.id)) !==
+          null,
+        20_000,
+      );
     });
   });
 }

@@ -4,7 +4,7 @@ import type { Config } from '../src/config.js';
 import { errorFields, type Logger } from '../src/log.js';
 import { instrumentWorker, watchQueueDepth } from '../src/metrics.js';
 import { queuePrefix } from '../src/queue/prefix.js';
-import { createRedis, waitReady } from '../src/redis/clients.js';
+import { createRedis, waitReady, warnUnlessUnavailable } from '../src/redis/clients.js';
 import { settlesWithin, type RoleHandle } from '../src/role.js';
 import { fetchEvmFees, fetchMempoolFees, type FeeLevels } from '../src/providers/fees.js';
 import { Upstream } from '../src/providers/http.js';
@@ -101,6 +101,8 @@ export async function startRefresh(config: Config, log: Logger): Promise<RoleHan
     prefix,
     concurrency: 2,
   });
+  queue.on('error', warnUnlessUnavailable(log, 'market refresh queue error'));
+  worker.on('error', warnUnlessUnavailable(log, 'market refresh worker error'));
   worker.on('failed', (job, err) =>
     log.error('market refresh failed', { job: job?.name, ...errorFields(err) }),
   );

@@ -10,7 +10,7 @@ import {
 } from '../src/providers/helpdesk/index.js';
 import { queuePrefix } from '../src/queue/prefix.js';
 import { SUPPORT_QUEUE, type SupportJob } from '../src/queue/support-jobs.js';
-import { createRedis, isRedisUnavailable } from '../src/redis/clients.js';
+import { createRedis, warnUnlessUnavailable } from '../src/redis/clients.js';
 import { settlesWithin, type RoleHandle } from '../src/role.js';
 
 /** Helpdesk calls wait on the network, not the CPU: a few at a time keep a burst of forms moving. */
@@ -54,10 +54,7 @@ export async function startSupportWorker(config: Config, log: Logger): Promise<R
   const prefix = queuePrefix(SUPPORT_QUEUE);
   // Only for rateLimit(): the limit is stored in Redis and pauses every worker of the queue.
   const queue = new Queue<SupportJob>(SUPPORT_QUEUE, { connection: redis, prefix });
-  // Its connection is the worker's, whose errors are logged below: only other failures are worth a line.
-  queue.on('error', (err) => {
-    if (!isRedisUnavailable(err)) log.warn('support queue error', errorFields(err));
-  });
+  queue.on('error', warnUnlessUnavailable(log, 'support queue error'));
 
   const deliver = async (job: Job<SupportJob, Delivered>, token?: string, signal?: AbortSignal) => {
     const fields = {

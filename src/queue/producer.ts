@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import type { DeliveryConfig } from '../config.js';
-import { errorFields, type Logger } from '../log.js';
-import { isRedisUnavailable, type RedisClient } from '../redis/clients.js';
+import type { Logger } from '../log.js';
+import { warnUnlessUnavailable, type RedisClient } from '../redis/clients.js';
 import type { WriteAck } from '../store/write-ack.js';
 import { queueKey, queuePrefix } from './prefix.js';
 import { SUPPORT_QUEUE, supportJobId, supportJobOptions, type SupportJob } from './support-jobs.js';
@@ -27,10 +27,7 @@ export class SupportProducer {
       skipVersionCheck: true,
       defaultJobOptions: supportJobOptions(delivery),
     });
-    // Outages reach the client as failed submissions (503) and readiness; one line per reconnect is noise.
-    this.queue.on('error', (err) => {
-      if (!isRedisUnavailable(err)) log.warn('support queue error', errorFields(err));
-    });
+    this.queue.on('error', warnUnlessUnavailable(log, 'support queue error'));
   }
 
   /** Returns the job id; a submission already queued or delivered within the dedupe window keeps its id. */

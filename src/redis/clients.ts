@@ -1,5 +1,6 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { RedisTopology } from '../config.js';
+import { errorFields, type Logger } from '../log.js';
 import { recordRedisClientError } from '../metrics.js';
 
 /**
@@ -149,6 +150,30 @@ export function isRedisUnavailable(err: unknown): boolean {
   if (err.name === 'ReplyError') return UNAVAILABLE_REPLY.test(err.message);
   if (err.name === 'MaxRetriesPerRequestError' || err instanceof NotReplicatedError) return true;
   return UNAVAILABLE_CLIENT.some((text) => err.message.includes(text));
+}
+
+/**
+ * An 'error' listener for BullMQ queues and workers. Outages reach operators through 503s, readiness and the
+ * client error counter; one line per reconnect attempt is noise. Without a listener BullMQ prints every error.
+ */
+export function warnUnlessUnavailable(log: Logger, message: string): (err: unknown) => void {
+  return (err) => {
+    if (!isRedisUnavailable(err)) log.warn(message, errorFields(err));
+  };
+}
+
+/**
+ * Readiness: the client's Redis answers. On a cluster any node answers PING even while a master is lost and its
+ * slots are unserved, so there the cluster's own verdict (`cluster_state:ok`) decides.
+ */
+export async function redisServes(client: RedisClient): Promise<boolean> {
+  try {
+    if (!(client instanceof Cluster)) return (await client.ping()) === 'PONG';
+    const info = (await client.call('CLUSTER', 'INFO')) as string;
+    return /^cluster_state:ok\b/m.test(info);
+  } catch {
+    return false;
+  }
 }
 
 /** Resolves once the client is ready, or rejects after `timeoutMs`. */
