@@ -86,7 +86,7 @@ for (const name of ['sentinel', 'cluster'] as TopologyName[]) {
 
     it('a master killed under load: only 200 or 503, no acknowledged write lost, recovery without restart', async () => {
       // The master of the support queue, and a record of the same master to probe its recovery with.
-      const { master: victim } = await topology.serversOf(queueKey(SUPPORT_QUEUE, 'wait'));
+      const { master: victim, replicas } = await topology.serversOf(queueKey(SUPPORT_QUEUE, 'wait'));
       let probe = 'probe-0';
       for (let i = 1; (await topology.serversOf(keys.sync(probe))).master !== victim; i++)
         probe = `probe-${i}`;
@@ -95,8 +95,15 @@ for (const name of ['sentinel', 'cluster'] as TopologyName[]) {
         'some acknowledged writes',
         () => traffic.answers.filter((a) => a.status === 200).length > 20,
       );
-      await victim.stop(); // SIGKILL: whatever it had not replicated is gone
-      await waitFor('readiness to drop', async () => (await get(api.url, '/readyz')).status === 503);
+      // The replicas are held back until the outage has been observed, so its length is not left to chance.
+      replicas.forEach((replica) => replica.signal('SIGSTOP'));
+      try {
+        await victim.stop(); // SIGKILL: whatever it had not replicated is gone
+        await waitFor('readiness to drop', async () => (await get(api.url, '/readyz')).status === 503);
+        expect(await write(api, probe)).to.equal(503);
+      } finally {
+        replicas.forEach((replica) => replica.signal('SIGCONT'));
+      }
       await waitFor(
         'a replica to be promoted',
         async () => (await topology.serversOf(keys.sync(probe)).catch(() => undefined))?.master !== victim,
