@@ -1,4 +1,4 @@
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { UnrecoverableError, Worker, type Job, type MinimalJob } from 'bullmq';
 import { actionTypeRule } from '../src/action-types.js';
 import type { Config } from '../src/config.js';
 import { errorFields, type Logger } from '../src/log.js';
@@ -31,15 +31,15 @@ class PushRetryError extends Error {
 }
 
 /**
- * Exponential backoff with jitter (half to all of base·2ⁿ), stretched to the provider's Retry-After when it
- * asked for a longer pause.
+ * Exponential backoff with jitter (half to all of base·2ⁿ, the base stored on the job by the API), stretched to
+ * the provider's Retry-After when it asked for a longer pause.
  */
-export function pushBackoff(baseMs: number) {
-  return (attemptsMade: number, _type?: string, err?: Error): number => {
-    const exponential = baseMs * 2 ** Math.max(0, attemptsMade - 1) * (0.5 + Math.random() / 2);
-    const asked = err instanceof PushRetryError ? (err.retryAfterMs ?? 0) : 0;
-    return Math.round(Math.max(exponential, asked));
-  };
+export function pushBackoff(attemptsMade: number, _type?: string, err?: Error, job?: MinimalJob): number {
+  const backoff = job?.opts.backoff;
+  const baseMs = typeof backoff === 'object' ? (backoff.delay ?? 0) : (backoff ?? 0);
+  const exponential = baseMs * 2 ** Math.max(0, attemptsMade - 1) * (0.5 + Math.random() / 2);
+  const asked = err instanceof PushRetryError ? (err.retryAfterMs ?? 0) : 0;
+  return Math.round(Math.max(exponential, asked));
 }
 
 /** The job announces one stored record: once the mailbox holds another one (the reply came) or none, it is moot. */
@@ -159,7 +159,7 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
   const worker = new Worker<PushJob>(PUSH_QUEUE, push, {
     connection: redis,
     concurrency: CONCURRENCY,
-    settings: { backoffStrategy: pushBackoff(config.push.retryBaseMs) },
+    settings: { backoffStrategy: pushBackoff },
   });
   logWorkerEvents(worker, log, (job) => ({ action: job.data.action }));
   instrumentWorker(worker);
