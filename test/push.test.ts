@@ -143,8 +143,7 @@ describe('push notifications (SPEC §11)', () => {
     await startFcmWorker();
     await completed(await postAction(TXID));
     expect(fcm.sentTo().sort()).to.deep.equal([token('w1'), token('w2')]);
-    expect((fcm.sends[0]!.json as any).message.notification).to.deep.equal({
-      // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect((fcm.sends[0]!.json as { message: { notification: object } }).message.notification).to.deep.equal({
       title: 'Transaction signed',
       body: 'Open your wallet to continue',
     });
