@@ -54,11 +54,14 @@ export interface DeliveryConfig {
 
 export interface PushConfig {
   provider: 'fcm' | 'log';
-  /** Read and checked at start-up of a role that sends pushes (the worker); absent with `log` or on API pods. */
+  /** Read and checked at start-up of a role that sends pushes (worker, all); absent with `log` and on API pods. */
   serviceAccount: ServiceAccount | undefined;
   fcmApiUrl: string;
   timeoutMs: number;
-  /** First retry delay of a job whose tokens failed temporarily; each further attempt doubles it (with jitter). */
+  /**
+   * First retry delay of a job whose tokens failed temporarily; each further attempt doubles it (with jitter).
+   * Stored on each job by the API, like `maxAttempts`.
+   */
   retryBaseMs: number;
   maxAttempts: number;
 }
@@ -271,17 +274,20 @@ function readServiceAccount(file: string): ServiceAccount {
   return account;
 }
 
-/** FCM without its key would fail every push: refuse to start the roles that send them instead. */
+/**
+ * FCM without its key would fail every push: the roles that send refuse to start instead. API pods only enqueue,
+ * so they need neither the file nor the variable, and the key stays off them.
+ */
 function readPush(env: EnvReader, role: Role): PushConfig {
   const provider = env.oneOf('PUSH_PROVIDER', 'log', ['fcm', 'log'] as const);
   const file = env.optional(SERVICE_ACCOUNT_VAR);
-  if (provider === 'fcm' && file === undefined) {
+  const sends = provider === 'fcm' && role !== 'api';
+  if (sends && file === undefined) {
     throw new ConfigError(`${SERVICE_ACCOUNT_VAR} is required when PUSH_PROVIDER=fcm`);
   }
   return {
     provider,
-    // The API only enqueues; the key stays on the pods that send.
-    serviceAccount: provider === 'fcm' && role !== 'api' ? readServiceAccount(file!) : undefined,
+    serviceAccount: sends ? readServiceAccount(file!) : undefined,
     fcmApiUrl: env.url('FCM_API_URL', 'https://fcm.googleapis.com'),
     timeoutMs: env.int('PUSH_TIMEOUT_MS', 10_000, 100, 60_000),
     retryBaseMs: env.int('PUSH_RETRY_BASE_MS', 2_000, 10, 600_000),

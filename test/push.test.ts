@@ -90,6 +90,9 @@ describe('push notifications (SPEC §11)', () => {
     const logged = JSON.stringify(worker?.logs ?? []) + JSON.stringify(api.logs);
     worker = undefined;
     await fcm.stop();
+    // Nothing of a request reaches Google: no identity, no payload (neither in pushes nor in token requests).
+    const received = fcm.upstream.requests.map((r) => r.path + r.body).join('\n');
+    for (const secret of [PAIR, OTHER_PAIR, PAYLOAD]) expect(received).to.not.include(secret);
     // Push tokens and the access token never reach a log line.
     expect(logged).to.not.include('fcm-device-');
     expect(logged).to.not.include('ya29.');
@@ -411,11 +414,13 @@ describe('push notifications (SPEC §11)', () => {
       rejects(testEnv({ PUSH_PROVIDER: 'apns' }), 'PUSH_PROVIDER must be one of fcm, log');
     });
 
-    it('reads the key on the roles that send; an API pod only needs the variable set', () => {
+    it('reads the key on the roles that send; an API pod needs neither the file nor the variable', () => {
       const file = fcm.serviceAccountFile();
       const worker = loadConfig(fcmEnv(file)).push;
       expect(worker.serviceAccount).to.include({ projectId: 'relay-test', tokenUri: `${fcm.url}/token` });
+      expect(loadConfig(fcmEnv(file, 'all')).push.serviceAccount).to.include({ projectId: 'relay-test' });
       expect(loadConfig(fcmEnv('/nonexistent/sa.json', 'api')).push.serviceAccount).to.equal(undefined);
+      expect(loadConfig(testEnv({ PUSH_PROVIDER: 'fcm', RELAY_ROLE: 'api' })).push.provider).to.equal('fcm');
       expect(loadConfig(testEnv()).push).to.include({
         provider: 'log',
         fcmApiUrl: 'https://fcm.googleapis.com',
