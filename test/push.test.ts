@@ -280,6 +280,28 @@ describe('push notifications (SPEC §11)', () => {
     expect(await keyTokens()).to.have.length(2);
   });
 
+  it('shutdown mid-job: progress is kept, the job goes back to wait, the next worker sends only to the rest', async () => {
+    await register(PAIR, 'keyToken', 'quick', 'slow');
+    fcm.script(token('slow'), { status: 200, body: {}, delayMs: 10_000 });
+    const first = await startFcmWorker({ SHUTDOWN_TIMEOUT_MS: '300' });
+    const record = await postAction(TX);
+    const id = pushJobId(record);
+    await waitFor('both sends under way', () => fcm.sends.length === 2);
+    await first.stop();
+
+    expect(await redis().lrange(`bull:${PUSH_QUEUE}:wait`, 0, -1)).to.deep.equal([id]);
+    expect((await jobData(id)).done).to.deep.equal([tokenDigest(token('quick'))]);
+    expect(first.logs.some((l) => l.msg === 'push job released at shutdown' && l.jobId === id)).to.equal(
+      true,
+    );
+    expect(JSON.stringify(first.logs)).to.not.include('fcm-device-');
+
+    await startFcmWorker();
+    await completed(record);
+    expect(fcm.sentTo().filter((t) => t === token('quick'))).to.have.length(1);
+    expect(fcm.sentTo().filter((t) => t === token('slow'))).to.have.length(2);
+  });
+
   it('skips a request that was superseded by its reply, or whose mailbox expired', async () => {
     await register(PAIR, 'keyToken', 'k1');
     await register(PAIR, 'walletToken', 'w1');
