@@ -1,8 +1,8 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { DeliveryConfig } from '../config.js';
-import { errorFields, type Logger } from '../log.js';
-import { isRedisUnavailable } from '../redis/clients.js';
+import type { Logger } from '../log.js';
+import { logBullErrors } from './bull-errors.js';
 import type { Keys } from '../store/keys.js';
 import {
   DEDUPE_SECONDS,
@@ -32,10 +32,7 @@ export class SupportProducer {
       skipVersionCheck: true,
       defaultJobOptions: supportJobOptions(delivery),
     });
-    // Outages reach the client as failed submissions (503) and readiness; one line per reconnect is noise.
-    this.queue.on('error', (err) => {
-      if (!isRedisUnavailable(err)) log.warn('support queue error', errorFields(err));
-    });
+    logBullErrors(this.queue, 'support queue', log);
   }
 
   /**
