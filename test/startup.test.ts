@@ -1,8 +1,10 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { expect } from 'chai';
-import { freePort } from '../src/redis/server.js';
-import { testEnv } from './helpers/api.js';
-import { runNode, spawnNode, type Child } from './helpers/child.js';
+import { freePort, portAnswers } from '../src/redis/server.js';
+import { testEnv, waitUntilReady } from './helpers/api.js';
+import { alive, descendants, exitOf, runNode, spawnNode, type Child } from './helpers/child.js';
 import { redis, testRedis } from './helpers/redis.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -179,6 +181,50 @@ describe('the relay as a process: start-up, shutdown and its logs', function () 
           `multisig-relay: ${variable}=${busy}: 127.0.0.1:${busy} is already in use\n`,
         );
       });
+    }
+  });
+
+  it('npm start: SIGTERM to npm stops the relay too, and nothing is left holding the port', async () => {
+    const port = await freePort();
+    const npm = spawn('npm', ['start'], {
+      env: { ...process.env, ...testEnv({ PORT: String(port), RELAY_ROLE: 'api' }) },
+      stdio: 'ignore',
+    });
+    let below: number[] = [];
+    try {
+      await waitUntilReady(`http://127.0.0.1:${port}`, 30_000);
+      below = descendants(npm.pid!);
+      expect(below).to.not.deep.equal([]);
+      npm.kill('SIGTERM');
+      expect(await exitOf(npm)).to.not.equal('still running');
+      await waitFor('every process npm started to exit', () => below.every((pid) => !alive(pid)), 15_000);
+      expect(await portAnswers('127.0.0.1', port)).to.equal(false);
+    } finally {
+      for (const pid of below.filter(alive)) process.kill(pid, 'SIGKILL');
+      npm.kill('SIGKILL');
+    }
+  });
+
+  it('a private redis-server does not outlive its process, even one killed with SIGKILL; its directory goes too', async () => {
+    const script = `
+      import { startPrivateRedis } from './src/redis/server.ts';
+      const redis = await startPrivateRedis();
+      process.stdout.write(JSON.stringify({ port: redis.port, dir: redis.dir }) + '\\n');
+      setInterval(() => {}, 1000);
+    `;
+    const child = spawnNode(['--input-type=module', '-e', script], {});
+    try {
+      const { port, dir } = await waitFor('the redis-server', () => {
+        const [line] = child.lines();
+        return line ? (JSON.parse(line) as { port: number; dir: string }) : undefined;
+      });
+      expect(await portAnswers('127.0.0.1', port)).to.equal(true);
+      expect(existsSync(dir)).to.equal(true);
+      child.process.kill('SIGKILL');
+      await waitFor('redis-server to stop', async () => !(await portAnswers('127.0.0.1', port)));
+      await waitFor('its directory to be removed', () => !existsSync(dir));
+    } finally {
+      child.kill();
     }
   });
 
