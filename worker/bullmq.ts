@@ -1,19 +1,20 @@
 import { UnrecoverableError, WaitingError, type Job, type Worker } from 'bullmq';
 import { errorFields, type LogFields, type Logger } from '../src/log.js';
+import { logBullErrors } from '../src/queue/bull-errors.js';
 import { settlesWithin } from '../src/role.js';
 
 /** After the grace period the active jobs are aborted; this long is left for releasing them. */
 export const RELEASE_MS = 2000;
 const SHUTDOWN = 'worker shutting down';
 
-/** One line per worker error, stall and failed attempt, with the job's id and `describe`'s fields (no data). */
+/** One line per worker error (not lost connections), stall and failed attempt, with the job's id and `describe`'s fields (no data). */
 export function logWorkerEvents<T>(
   worker: Worker<T>,
   log: Logger,
   describe: (job: Job<T>) => LogFields,
 ): void {
   const name = worker.name;
-  worker.on('error', (err) => log.warn(`${name} worker error`, errorFields(err)));
+  logBullErrors(worker, `${name} worker`, log);
   worker.on('stalled', (jobId) => log.warn(`${name} job stalled; it goes back to the queue`, { jobId }));
   worker.on('failed', (job, err) => {
     const attempts = job?.opts.attempts ?? 1;

@@ -1,10 +1,10 @@
-import { UnrecoverableError, Worker, type Job, type MinimalJob } from 'bullmq';
+import { Queue, UnrecoverableError, Worker, type Job, type MinimalJob } from 'bullmq';
 import { actionTypeRule } from '../src/action-types.js';
 import type { Config } from '../src/config.js';
 import { errorFields, type Logger } from '../src/log.js';
-import { openQueue } from '../src/queue/open-queue.js';
 import { instrumentWorker, recordPushMessages, recordPushSkipped, watchQueueDepth } from '../src/metrics.js';
 import { createPushSender, type PushResult } from '../src/providers/push/index.js';
+import { logBullErrors } from '../src/queue/bull-errors.js';
 import { PUSH_BACKOFF, PUSH_QUEUE, tokenDigest, type PushJob } from '../src/queue/push-jobs.js';
 import { createRedis } from '../src/redis/clients.js';
 import { settlesWithin, type RoleHandle } from '../src/role.js';
@@ -104,7 +104,8 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
   const tokens = new TokenStore(storeRedis, keys);
   const redis = createRedis(config.redisUrl, 'worker');
   // Only for the queue-depth metric.
-  const queue = openQueue(PUSH_QUEUE, { connection: redis }, log);
+  const queue = new Queue(PUSH_QUEUE, { connection: redis, skipVersionCheck: true });
+  logBullErrors(queue, 'push queue', log);
 
   const push = async (job: Job<PushJob>, lockToken?: string, signal?: AbortSignal) => {
     const { wkIdentity, action } = job.data;
@@ -164,7 +165,7 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
   logWorkerEvents(worker, log, (job) => ({ action: job.data.action }));
   instrumentWorker(worker);
   const unwatch = watchQueueDepth([queue]);
-  await worker.waitUntilReady();
+  // Not awaited: with Redis down the worker waits for it on its own, and start-up must not wait with it.
   log.info('push worker started', { queue: PUSH_QUEUE, provider: sender.name, backoff: PUSH_BACKOFF });
   if (sender.name === 'log') log.warn('PUSH_PROVIDER=log: push notifications reach no device');
 

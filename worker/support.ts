@@ -1,7 +1,6 @@
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Config } from '../src/config.js';
 import type { Logger } from '../src/log.js';
-import { openQueue } from '../src/queue/open-queue.js';
 import { instrumentWorker, watchQueueDepth } from '../src/metrics.js';
 import {
   createHelpdesk,
@@ -9,6 +8,7 @@ import {
   type Delivered,
   type HelpdeskTicket,
 } from '../src/providers/helpdesk/index.js';
+import { logBullErrors } from '../src/queue/bull-errors.js';
 import { SUPPORT_QUEUE, type SupportJob } from '../src/queue/support-jobs.js';
 import { createRedis } from '../src/redis/clients.js';
 import { settlesWithin, type RoleHandle } from '../src/role.js';
@@ -50,7 +50,8 @@ export async function startSupportWorker(config: Config, log: Logger): Promise<R
   const helpdesk = createHelpdesk(config.support, log);
   const redis = createRedis(config.redisUrl, 'worker');
   // Only for rateLimit(): the limit is stored in Redis and pauses every worker of the queue.
-  const queue = openQueue(SUPPORT_QUEUE, { connection: redis }, log);
+  const queue = new Queue<SupportJob>(SUPPORT_QUEUE, { connection: redis, skipVersionCheck: true });
+  logBullErrors(queue, 'support queue', log);
 
   const deliver = async (job: Job<SupportJob, Delivered>, token?: string, signal?: AbortSignal) => {
     const fields = {
@@ -87,7 +88,8 @@ export async function startSupportWorker(config: Config, log: Logger): Promise<R
   logWorkerEvents(worker, log, (job) => ({ kind: job.data.kind }));
   instrumentWorker(worker);
   const unwatch = watchQueueDepth([queue]);
-  await worker.waitUntilReady();
+  // Not awaited: with Redis down the worker waits for it on its own, and start-up (the metrics listener's
+  // /healthz, a SIGTERM) must not wait with it.
   log.info('support worker started', { queue: SUPPORT_QUEUE, provider: helpdesk.name });
   if (helpdesk.name === 'log') log.warn('HELPDESK_PROVIDER=log: support forms reach no helpdesk');
 

@@ -1,13 +1,20 @@
-import type { JobsOptions, Queue } from 'bullmq';
+import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { actionTypeRule } from '../action-types.js';
 import type { DeliveryConfig, PushConfig } from '../config.js';
 import { errorFields, type Logger } from '../log.js';
 import { recordPushEnqueueMiss } from '../metrics.js';
+import type { Keys } from '../store/keys.js';
 import type { ActionRecord } from '../types.js';
-import { openQueue } from './open-queue.js';
+import { logBullErrors } from './bull-errors.js';
 import { PUSH_QUEUE, pushJobId, pushJobOptions, type PushJob } from './push-jobs.js';
-import { SUPPORT_QUEUE, supportJobId, supportJobOptions, type SupportJob } from './support-jobs.js';
+import {
+  DEDUPE_SECONDS,
+  SUPPORT_QUEUE,
+  supportJobId,
+  supportJobOptions,
+  type SupportJob,
+} from './support-jobs.js';
 
 /**
  * Adds jobs to one BullMQ queue on a fail-fast client (no offline queue, command timeout): `add` resolves only
@@ -25,7 +32,8 @@ export class JobProducer<T> {
   ) {
     // skipVersionCheck: the producer's only start-up command would be INFO, and a failure there would leave the
     // Queue broken for good; the worker checks the Redis version.
-    this.queue = openQueue(name, { connection: redis, skipVersionCheck: true, defaultJobOptions }, log);
+    this.queue = new Queue(name, { connection: redis, skipVersionCheck: true, defaultJobOptions });
+    logBullErrors(this.queue, `${name} queue`, log);
   }
 
   /** Returns the job id; a job whose id is already in the queue (any state) is left as it is, not added twice. */
@@ -42,12 +50,41 @@ export class JobProducer<T> {
 export class SupportProducer {
   private readonly jobs: JobProducer<SupportJob>;
 
-  constructor(redis: Redis, delivery: DeliveryConfig, log: Logger) {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: Keys,
+    delivery: DeliveryConfig,
+    log: Logger,
+  ) {
     this.jobs = new JobProducer(redis, SUPPORT_QUEUE, supportJobOptions(delivery), log);
   }
 
-  submit(job: SupportJob): Promise<string> {
-    return this.jobs.add(job.kind, job, supportJobId(job));
+  /**
+   * Queues `job` and returns its id; a submission already queued or delivered within the dedupe window keeps its
+   * id. `charge` runs (and may reject, queuing nothing) only for the first of identical submissions; `refund` runs
+   * when a charged job could not be queued. BullMQ answers an existing job id exactly like a new one, so a marker
+   * set with NX decides which submission is the first, also when duplicates arrive at the same moment.
+   */
+  async submit(job: SupportJob, charge: () => Promise<void>, refund: () => Promise<void>): Promise<string> {
+    const jobId = supportJobId(job);
+    const marker = this.keys.supportCounted(jobId);
+    // On the fail-fast client this fails at once while Redis is unreachable, where BullMQ's add would wait for
+    // a first connection.
+    const first = (await this.redis.set(marker, '1', 'EX', DEDUPE_SECONDS, 'NX')) === 'OK';
+    if (first) {
+      try {
+        await charge();
+      } catch (err) {
+        await this.redis.del(marker).catch(() => undefined);
+        throw err;
+      }
+    }
+    try {
+      return await this.jobs.add(job.kind, job, jobId);
+    } catch (err) {
+      if (first) await Promise.allSettled([refund(), this.redis.del(marker)]);
+      throw err;
+    }
   }
 }
 
