@@ -13,7 +13,7 @@ import type { Logger } from './log.js';
 import { httpMetrics } from './metrics.js';
 import { partnerRegistry } from './partners.js';
 import { Upstream } from './providers/http.js';
-import { SupportProducer } from './queue/producer.js';
+import { PushProducer, SupportProducer } from './queue/producer.js';
 import { actionRoutes } from './routes/action.js';
 import { healthRoutes, type Readiness } from './routes/health.js';
 import { marketRoutes } from './routes/market.js';
@@ -56,7 +56,12 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
   const router = new Router<RelayState>();
   healthRoutes(router, deps.readiness);
   syncRoutes(router, new SyncStore(redis, keys, config.sync));
-  actionRoutes(router, new ActionStore(redis, keys, config.action.ttlSeconds), config.action.ttlSeconds);
+  actionRoutes(
+    router,
+    new ActionStore(redis, keys, config.action.ttlSeconds),
+    config.action.ttlSeconds,
+    new PushProducer(deps.queueRedis, config.push, config.action.ttlSeconds, log),
+  );
   tokenRoutes(router, new TokenStore(redis, keys));
   servicesRoutes(router, config.services);
   const marketStore = new MarketStore(redis, keys);
