@@ -13,7 +13,7 @@ import type { RedisClient } from './redis/clients.js';
 import { httpMetrics } from './metrics.js';
 import { partnerRegistry } from './partners.js';
 import { Upstream } from './providers/http.js';
-import { SupportProducer } from './queue/producer.js';
+import { PushProducer, SupportProducer } from './queue/producer.js';
 import { actionRoutes } from './routes/action.js';
 import { healthRoutes, type Readiness } from './routes/health.js';
 import { marketRoutes } from './routes/market.js';
@@ -58,7 +58,12 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
   healthRoutes(router, deps.readiness);
   const ack = new WriteAck(redis, config.redis);
   syncRoutes(router, new SyncStore(redis, keys, config.sync, ack));
-  actionRoutes(router, new ActionStore(redis, keys, config.action.ttlSeconds, ack), config.action.ttlSeconds);
+  actionRoutes(
+    router,
+    new ActionStore(redis, keys, config.action.ttlSeconds, ack),
+    config.action.ttlSeconds,
+    new PushProducer(deps.queueRedis, config.push, config.action.ttlSeconds, log),
+  );
   tokenRoutes(router, new TokenStore(redis, keys, ack));
   servicesRoutes(router, config.services);
   const marketStore = new MarketStore(redis, keys);
@@ -73,6 +78,7 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
     router,
     new SupportProducer(
       deps.queueRedis,
+      keys,
       config.support.delivery,
       log,
       new WriteAck(deps.queueRedis, config.redis),

@@ -14,7 +14,7 @@ import { createRedis } from '../src/redis/clients.js';
 import { freePort } from '../src/redis/server.js';
 import { get, startTestApi, testEnv, waitUntilReady, type TestApi } from './helpers/api.js';
 import { parsePrometheus, valueOf, type Scrape } from './helpers/prometheus.js';
-import { testRedis } from './helpers/redis.js';
+import { testRedis, testTopology } from './helpers/redis.js';
 
 const silent = createLogger('error', {}, () => {});
 
@@ -94,6 +94,17 @@ describe('metrics', () => {
       expect(gets(before, after, 'unmatched', '404')).to.equal(1);
     });
 
+    it('a 405 is counted under its route, not "unmatched"', async () => {
+      const before = await scrape();
+      const res = await fetch(`${api.url}/v1/sync/someone`, { method: 'DELETE' });
+      expect(res.status).to.equal(405);
+      const after = await scrape();
+      const count = (route: string) =>
+        delta(before, after, 'relay_http_requests_total', { method: 'DELETE', route, status: '405' });
+      expect(count('/v1/sync/:id')).to.equal(1);
+      expect(count('unmatched')).to.equal(0);
+    });
+
     it('times requests in a histogram with cumulative buckets', async () => {
       const before = await scrape();
       await get(api.url, '/v1/services');
@@ -153,8 +164,7 @@ describe('metrics', () => {
   });
 
   describe('worker jobs', () => {
-    const workerRedis = () =>
-      createRedis({ kind: 'standalone', url: testRedis().url, explicit: true }, 'worker');
+    const workerRedis = () => createRedis(testTopology(), 'worker');
     let queue: Queue;
     let worker: Worker | undefined;
     let unwatch: () => void;

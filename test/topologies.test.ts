@@ -205,8 +205,10 @@ for (const name of TOPOLOGIES) {
         await waitFor('the job to be delivered', () =>
           topology.admin.zscore('{bull:support}:support:completed', id).then((score) => score !== null),
         );
-        const schedulers = await topology.admin.zrange('{bull:refresh}:refresh:repeat', 0, -1);
-        expect(schedulers).to.have.members(['fees', 'rates']);
+        // The worker declares its schedulers once it reaches Redis, without holding up its start.
+        const schedulers = () => topology.admin.zrange('{bull:refresh}:refresh:repeat', 0, -1);
+        await waitFor('the refresh schedulers', async () => (await schedulers()).length === 2);
+        expect(await schedulers()).to.have.members(['fees', 'rates']);
       } finally {
         await worker.stop();
       }

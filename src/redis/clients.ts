@@ -1,7 +1,8 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
-import type { RedisTopology } from '../config.js';
-import { errorFields, type Logger } from '../log.js';
+import type { RedisNode, RedisTopology } from '../config.js';
+import type { Logger } from '../log.js';
 import { recordRedisClientError } from '../metrics.js';
+import { RedisOutageLog, rememberAddress } from './outage-log.js';
 
 /**
  * Each role gets its own connection; BullMQ and the rate limiter must never share a client with the stores.
@@ -111,11 +112,39 @@ function newClient(topology: RedisTopology, role: RedisRole): RedisClient {
   }
 }
 
+let outages: RedisOutageLog | undefined;
+
+/** Called once by main: from then on every client's outages are logged (see RedisOutageLog), not only counted. */
+export function logRedisOutages(log: Logger, summaryMs: number): void {
+  outages = new RedisOutageLog(log, summaryMs);
+}
+
+const nodeList = (nodes: RedisNode[]) => nodes.map((node) => `${node.host}:${node.port}`).join(',');
+
+/** What logs may say about a topology: its hosts and ports, never a password. */
+function describe(topology: RedisTopology): string {
+  switch (topology.kind) {
+    case 'standalone': {
+      const { hostname, port } = new URL(topology.url);
+      return `${hostname || '127.0.0.1'}:${port || 6379}`;
+    }
+    case 'sentinel':
+      return `sentinel ${topology.name} (${nodeList(topology.sentinels)})`;
+    case 'cluster':
+      return `cluster (${nodeList(topology.nodes)})`;
+  }
+}
+
 export function createRedis(topology: RedisTopology, role: RedisRole): RedisClient {
   const client = newClient(topology, role);
-  // Connection errors are reported through readiness, request failures and this counter; an unhandled 'error'
-  // event would only add noise (ioredis logs it to stderr when nobody listens).
-  client.on('error', () => recordRedisClientError(role));
+  rememberAddress(client, describe(topology));
+  // Connection errors are reported through readiness, request failures, this counter and the outage log; an
+  // unhandled 'error' event would only add noise (ioredis logs it to stderr when nobody listens).
+  client.on('error', (err) => {
+    recordRedisClientError(role);
+    outages?.failed(client, err);
+  });
+  client.on('ready', () => outages?.ready(client));
   return client;
 }
 
@@ -132,7 +161,10 @@ const UNAVAILABLE_CLIENT = [
   'Command timed out',
   'Reached the max retries per request limit',
   'connect ECONNREFUSED',
+  'connect ETIMEDOUT',
+  'connect EHOSTUNREACH',
   'read ECONNRESET',
+  'getaddrinfo ',
   "Cluster isn't ready",
   'Too many Cluster redirections',
   'Failed to refresh slots cache',
@@ -150,16 +182,6 @@ export function isRedisUnavailable(err: unknown): boolean {
   if (err.name === 'ReplyError') return UNAVAILABLE_REPLY.test(err.message);
   if (err.name === 'MaxRetriesPerRequestError' || err instanceof NotReplicatedError) return true;
   return UNAVAILABLE_CLIENT.some((text) => err.message.includes(text));
-}
-
-/**
- * An 'error' listener for BullMQ queues and workers. Outages reach operators through 503s, readiness and the
- * client error counter; one line per reconnect attempt is noise. Without a listener BullMQ prints every error.
- */
-export function warnUnlessUnavailable(log: Logger, message: string): (err: unknown) => void {
-  return (err) => {
-    if (!isRedisUnavailable(err)) log.warn(message, errorFields(err));
-  };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,13 +11,13 @@ import { join } from 'node:path';
 export interface PrivateRedis {
   readonly port: number;
   readonly url: string;
+  /** Its working directory, removed when this process exits, however it exits. */
+  readonly dir: string;
   stop(): Promise<void>;
   /** Starts the server again on the same port (after stop), for outage tests. */
   start(): Promise<void>;
   /** Sends a signal to the running server (SIGSTOP/SIGCONT freeze and thaw it in failover tests). */
   signal(name: NodeJS.Signals): void;
-  /** The server's working directory (its config and cluster files live there). */
-  readonly dir: string;
 }
 
 export interface PrivateRedisOptions {
@@ -65,6 +65,23 @@ function atExit(cleanup: () => void): void {
   exitCleanups.push(cleanup);
 }
 
+/**
+ * redis-server runs under this shell, which ties its life to ours: it polls our pid and, once we are gone
+ * (even by SIGKILL, which runs no exit handler), kills redis-server and removes its directory. SIGTERM from us
+ * (stop) kills redis-server and leaves the directory for a restart. `$1` our pid, `$2` the directory.
+ */
+const WATCHDOG = `
+parent=$1; dir=$2; shift 2
+redis-server "$@" &
+redis=$!
+echo $redis > "$dir/redis.pid"
+trap 'kill -9 $redis 2>/dev/null; wait $redis; exit 0' TERM
+while kill -0 "$parent" 2>/dev/null && kill -0 "$redis" 2>/dev/null; do sleep 0.5 & wait $!; done
+kill -9 $redis 2>/dev/null; wait $redis; status=$?
+kill -0 "$parent" 2>/dev/null || rm -rf "$dir"
+exit $status
+`;
+
 export async function startPrivateRedis(options: PrivateRedisOptions = {}): Promise<PrivateRedis> {
   const chosen = options.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), 'relay-redis-'));
@@ -79,8 +96,13 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
   const start = async () => {
     if (child && child.exitCode === null) return;
     child = spawn(
-      'redis-server',
+      'sh',
       [
+        '-c',
+        WATCHDOG,
+        'redis-watchdog',
+        String(process.pid),
+        dir,
         ...mode,
         '--port',
         String(chosen),
@@ -111,17 +133,18 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
     if (!running || running.exitCode !== null) return;
     await new Promise<void>((resolve) => {
       running.once('exit', () => resolve());
-      running.kill('SIGKILL');
+      running.kill('SIGTERM');
     });
   };
 
   await start();
   atExit(() => {
-    child?.kill('SIGKILL');
+    child?.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
   });
+  // redis-server itself, not its watchdog shell (which records the server's pid).
   const signal = (name: NodeJS.Signals) => {
-    child?.kill(name);
+    if (child) process.kill(Number(readFileSync(join(dir, 'redis.pid'), 'utf8')), name);
   };
   return { port: chosen, url: `redis://127.0.0.1:${chosen}`, dir, start, stop, signal };
 }

@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import { ACTION_BODY_LIMIT, jsonBody } from '../http/body.js';
 import { okJson, type RelayState } from '../http/context.js';
 import { AppError } from '../http/errors.js';
+import type { PushProducer } from '../queue/producer.js';
 import { validator } from '../http/validate.js';
 import { actionBody } from '../schemas/action.js';
 import { idParams } from '../schemas/common.js';
@@ -24,10 +25,18 @@ function toRecord(body: ActionRequest, ttlSeconds: number, now = Date.now()): Ac
   };
 }
 
-export function actionRoutes(router: Router<RelayState>, store: ActionStore, ttlSeconds: number): void {
+export function actionRoutes(
+  router: Router<RelayState>,
+  store: ActionStore,
+  ttlSeconds: number,
+  pushes: PushProducer,
+): void {
   router.post('/v1/action', jsonBody(ACTION_BODY_LIMIT), async (ctx) => {
     const record = toRecord(parseBody(ctx.request.body), ttlSeconds);
-    okJson(ctx, await store.save(record));
+    const stored = await store.save(record);
+    // Only after the write, so a job always names a record that was stored; it never fails the request.
+    await pushes.enqueue(record, ctx.state.log);
+    okJson(ctx, stored);
   });
 
   router.get('/v1/action/:id', async (ctx) => {

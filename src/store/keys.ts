@@ -18,6 +18,8 @@ export interface Keys {
   rates: string;
   fees: string;
   tokenInfo(network: string, address: string): string;
+  /** Marks a support job id as counted against a submission budget (one day, the job's dedupe window). */
+  supportCounted(jobId: string): string;
 }
 
 const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
@@ -31,5 +33,6 @@ export function keysFor(prefix: string): Keys {
     rates: `${prefix}rates`,
     fees: `${prefix}fees`,
     tokenInfo: (network, address) => `${prefix}tokeninfo:${network}:${address}`,
+    supportCounted: (jobId) => `${prefix}support:counted:${jobId}`,
   };
 }

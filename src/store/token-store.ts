@@ -91,20 +91,29 @@ export class TokenStore {
     return { wkIdentity, keyTokens, walletTokens };
   }
 
-  /** The pair's tokens of one side that still belong to it: a token that moved on is never delivered here. */
+  /**
+   * The pair's tokens of one side registered within the TTL that still belong to it: a token that moved on is
+   * never delivered here.
+   */
   async tokensFor(wkIdentity: string, side: TokenSide): Promise<string[]> {
-    const tokens = await this.redis.zrange(this.keys.tokens(wkIdentity, side), 0, -1);
+    const since = Date.now() - TOKEN_TTL_SECONDS * 1000;
+    const tokens = await this.redis.zrangebyscore(this.keys.tokens(wkIdentity, side), since, '+inf');
     const owners = await Promise.all(
       tokens.map((token) => this.redis.get(this.keys.tokenOwner(side, token))),
     );
     return tokens.filter((_, i) => owners[i] === wkIdentity);
   }
 
-  /** Removes tokens (FCM said they are gone) from the pair, and their owner entries if they still name it. */
-  async remove(wkIdentity: string, side: TokenSide, tokens: string[]): Promise<void> {
-    if (tokens.length === 0) return;
-    await this.redis.zrem(this.keys.tokens(wkIdentity, side), ...tokens);
+  /**
+   * Removes tokens (the push provider refused them for good) from the pair, and their owner entries while they
+   * still name it (a token re-registered elsewhere meanwhile belongs to that pair now). Returns how many left
+   * the pair's set.
+   */
+  async remove(wkIdentity: string, side: TokenSide, tokens: string[]): Promise<number> {
+    if (tokens.length === 0) return 0;
+    const removed = await this.redis.zrem(this.keys.tokens(wkIdentity, side), ...tokens);
     await Promise.all(tokens.map((token) => this.release(wkIdentity, side, token)));
+    return removed;
   }
 
   private release(wkIdentity: string, side: TokenSide, token: string): Promise<number> {
