@@ -119,6 +119,8 @@ for (const name of ['sentinel', 'cluster'] as TopologyName[]) {
       await traffic.stop();
 
       const statuses = new Set(traffic.answers.map((a) => a.status));
+      const errors = api.logs.filter((line) => line.msg === 'unhandled error');
+      expect(errors, JSON.stringify(errors)).to.deep.equal([]);
       expect([...statuses].filter((status) => status !== 200 && status !== 503)).to.deep.equal([]);
       const acknowledged = traffic.answers.filter((a) => a.status === 200).map((a) => a.id);
       const missing: string[] = [];

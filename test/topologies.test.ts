@@ -7,6 +7,9 @@ import { errorBody, get, post, startTestApi, type TestApi } from './helpers/api.
 import { TOPOLOGIES, keys, startTopology, syncRecord, type TestTopology } from './helpers/topologies.js';
 import { waitFor } from './helpers/wait.js';
 import { startTestWorker } from './helpers/worker.js';
+import { FakeFcm } from './helpers/fake-fcm.js';
+import { queueKey } from '../src/queue/prefix.js';
+import { PUSH_QUEUE, pushJobId } from '../src/queue/push-jobs.js';
 
 describe('Redis topology configuration', () => {
   it('two topologies at once are a start-up error naming the variables', () => {
@@ -211,6 +214,39 @@ for (const name of TOPOLOGIES) {
         expect(await schedulers()).to.have.members(['fees', 'rates']);
       } finally {
         await worker.stop();
+      }
+    });
+
+    it('push: an action reaches the pair’s current tokens through the push queue, never a token that moved', async () => {
+      const pair = `${name}-pushpair`;
+      const token = (n: string) => `fcm-device-${name}-${n}`;
+      for (const [wkIdentity, keyToken] of [
+        [pair, token('k1')],
+        [pair, token('k2')],
+        [`${name}-elsewhere`, token('k2')],
+      ]) {
+        expect((await post(api.url, '/v1/token', { wkIdentity, keyToken })).status).to.equal(200);
+      }
+      const fcm = await new FakeFcm().start();
+      const worker = await startTestWorker({
+        ...env,
+        PUSH_PROVIDER: 'fcm',
+        FCM_SERVICE_ACCOUNT_FILE: fcm.serviceAccountFile(),
+        FCM_API_URL: fcm.url,
+      });
+      try {
+        const action = { chain: 'btc', wkIdentity: pair, action: 'tx', payload: '0200abff', path: '0-0' };
+        const res = await post(api.url, '/v1/action', action);
+        expect(res.status).to.equal(200);
+        const id = pushJobId(res.body.data);
+        await waitFor(
+          'the push to be sent',
+          async () => (await topology.admin.zscore(queueKey(PUSH_QUEUE, 'completed'), id)) !== null,
+        );
+        expect(fcm.sentTo()).to.deep.equal([token('k1')]);
+      } finally {
+        await worker.stop();
+        await fcm.stop();
       }
     });
 

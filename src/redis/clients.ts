@@ -158,6 +158,8 @@ const UNAVAILABLE_REPLY =
 const UNAVAILABLE_CLIENT = [
   "Stream isn't writeable",
   'Connection is closed',
+  // Commands already written when the connection drops (a failover closes it, Sentinel's switch-master too).
+  'Command aborted due to connection close',
   'Command timed out',
   'Reached the max retries per request limit',
   'connect ECONNREFUSED',
