@@ -3,8 +3,11 @@ import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { listen } from './listen.js';
 import { errorFields, type Logger } from './log.js';
+import { Realtime } from './realtime/servers.js';
 import { createRedis } from './redis/clients.js';
 import type { RoleHandle } from './role.js';
+import { ActionStore } from './store/action-store.js';
+import { keysFor } from './store/keys.js';
 
 export interface ApiHandle extends RoleHandle {
   readonly server: Server;
@@ -17,6 +20,8 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
   const redis = createRedis(config.redisUrl, 'store');
   const limiterRedis = createRedis(config.redisUrl, 'limiter');
   const queueRedis = createRedis(config.redisUrl, 'failFast');
+  const actionStore = new ActionStore(redis, keysFor(config.keyPrefix), config.action.ttlSeconds);
+  const realtime = new Realtime({ config, log, store: actionStore, limiterRedis });
   let draining = false;
 
   const app = buildApp({
@@ -25,9 +30,13 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
     redis,
     limiterRedis,
     queueRedis,
+    actionStore,
+    actionEvents: realtime.emitter,
     readiness: {
       draining: () => draining,
-      redisAnswers: () =>
+      // The socket paths are served once the adapter's Redis connections were ready (see Realtime).
+      redisAnswers: async () =>
+        realtime.serving() &&
         redis.ping().then(
           () => true,
           () => false,
@@ -49,18 +58,26 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
   server.keepAliveTimeout = 65_000;
   const url = await listen(server, config.port, config.host);
   log.info('api listening', { host: config.host, port: Number(new URL(url).port) });
+  const attached = realtime
+    .attachWhenReady(server)
+    .catch((err: unknown) => log.error('sockets could not be served', errorFields(err)));
 
   return {
     server,
     url,
     async stop() {
       draining = true;
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
+      log.info('api draining');
       const forced = setTimeout(() => {
         log.warn('shutdown timeout: closing remaining connections');
         server.closeAllConnections();
       }, config.shutdownTimeoutMs);
+      // Sockets first, while the listener still accepts: their clients reconnect through the load balancer,
+      // which no longer picks this pod (readiness is 503), and this pod refuses their handshakes meanwhile.
+      await realtime.close(config.shutdownTimeoutMs);
+      await attached;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
       await closed;
       clearTimeout(forced);
       await Promise.allSettled([redis.quit(), limiterRedis.quit(), queueRedis.quit()]);

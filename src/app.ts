@@ -14,7 +14,7 @@ import { httpMetrics } from './metrics.js';
 import { partnerRegistry } from './partners.js';
 import { Upstream } from './providers/http.js';
 import { SupportProducer } from './queue/producer.js';
-import { actionRoutes } from './routes/action.js';
+import { actionRoutes, type ActionEvents } from './routes/action.js';
 import { healthRoutes, type Readiness } from './routes/health.js';
 import { marketRoutes } from './routes/market.js';
 import { servicesRoutes } from './routes/services.js';
@@ -22,7 +22,7 @@ import { signRoutes } from './routes/sign.js';
 import { supportRoutes } from './routes/support.js';
 import { syncRoutes } from './routes/sync.js';
 import { tokenRoutes } from './routes/token.js';
-import { ActionStore } from './store/action-store.js';
+import type { ActionStore } from './store/action-store.js';
 import { keysFor } from './store/keys.js';
 import { MarketStore } from './store/market-store.js';
 import { SyncStore } from './store/sync-store.js';
@@ -39,6 +39,10 @@ export interface ApiDeps {
   /** The BullMQ producer's own fail-fast client: a job is acknowledged only once Redis has it. */
   queueRedis: Redis;
   readiness: Readiness;
+  /** The pair's mailbox, shared with the socket replay. */
+  actionStore: ActionStore;
+  /** Told of every stored action (the socket emitter). */
+  actionEvents: ActionEvents;
 }
 
 const isV1 = (path: string) => path.startsWith('/v1/') || path === '/v1';
@@ -56,7 +60,7 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
   const router = new Router<RelayState>();
   healthRoutes(router, deps.readiness);
   syncRoutes(router, new SyncStore(redis, keys, config.sync));
-  actionRoutes(router, new ActionStore(redis, keys, config.action.ttlSeconds), config.action.ttlSeconds);
+  actionRoutes(router, deps.actionStore, config.action.ttlSeconds, deps.actionEvents);
   tokenRoutes(router, new TokenStore(redis, keys));
   servicesRoutes(router, config.services);
   const marketStore = new MarketStore(redis, keys);

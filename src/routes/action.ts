@@ -24,10 +24,21 @@ function toRecord(body: ActionRequest, ttlSeconds: number, now = Date.now()): Ac
   };
 }
 
-export function actionRoutes(router: Router<RelayState>, store: ActionStore, ttlSeconds: number): void {
+/** What happens once an action is stored; must neither throw nor delay the response. */
+export interface ActionEvents {
+  stored(record: ActionRecord): void;
+}
+
+export function actionRoutes(
+  router: Router<RelayState>,
+  store: ActionStore,
+  ttlSeconds: number,
+  events: ActionEvents,
+): void {
   router.post('/v1/action', jsonBody(ACTION_BODY_LIMIT), async (ctx) => {
     const record = toRecord(parseBody(ctx.request.body), ttlSeconds);
     okJson(ctx, await store.save(record));
+    events.stored(record);
   });
 
   router.get('/v1/action/:id', async (ctx) => {
