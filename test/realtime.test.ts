@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { WebSocket } from 'ws';
 import { ACTION_TYPES, type Side } from '../src/action-types.js';
+import { registry } from '../src/metrics.js';
 import { post, get, startTestApi, type TestApi } from './helpers/api.js';
 import { redis, testRedis } from './helpers/redis.js';
 import {
@@ -119,6 +120,33 @@ describe('real-time events (SPEC §10)', () => {
     await waitFor('the event', () => later!.received.length > 0);
     expect(later!.received).to.deep.equal([{ event: 'tx', data: stored }]);
     expect(key!.received).to.deep.equal([]);
+  });
+
+  it('metrics: sockets per path, events per type and delivery', async () => {
+    const value = async (name: string, labels: Record<string, string>) =>
+      (await registry.getSingleMetric(name)!.get()).values
+        .filter((v) => Object.entries(labels).every(([k, want]) => v.labels[k] === want))
+        .reduce((sum, v) => sum + v.value, 0);
+    const sockets = () =>
+      Promise.all(['key', 'wallet'].map((path) => value('relay_sockets_connected', { path })));
+    const [key0, wallet0] = await sockets();
+    const live = await value('relay_socket_events_total', { type: 'evmsigned', delivery: 'live' });
+    const replayed = await value('relay_socket_events_total', { type: 'tx', delivery: 'replay' });
+    await store(a, 'm1', 'evmsigned');
+    await store(a, 'm2', 'tx');
+    const [, wallet] = await joined('m1', [{ api: b, side: 'wallet' }]).then(async (w) => [
+      ...(await joined('m2', [{ api: b, side: 'key' }])),
+      ...w,
+    ]);
+    expect(await sockets()).to.deep.equal([key0! + 1, wallet0! + 1]);
+    await store(b, 'm1', 'evmsigned');
+    await waitFor('the event', () => wallet!.received.length > 0);
+    expect(await value('relay_socket_events_total', { type: 'evmsigned', delivery: 'live' })).to.equal(
+      live + 2,
+    );
+    expect(await value('relay_socket_events_total', { type: 'tx', delivery: 'replay' })).to.equal(
+      replayed + 1,
+    );
   });
 
   describe('replay on a key join', () => {
