@@ -6,7 +6,7 @@
 import { io, type Socket } from 'socket.io-client';
 import { freePort } from '../src/redis/server.js';
 import { memoryOf, round, type Child } from './children.js';
-import { drive, median } from './load.js';
+import { drive, median, type Summary } from './load.js';
 
 export interface SocketsOptions {
   /** Starts one more relay pod (API role) on the benchmark's Redis with a metrics listener on `metricsPort`. */
@@ -163,23 +163,41 @@ async function emitCost(a: Child, b: Child, options: SocketsOptions) {
     });
   await run('tx');
   await run('txnote');
-  const ratios: number[] = [];
-  const rows: { round: number; emitRps: number; plainRps: number; ratio: number }[] = [];
+  const rows: { round: number; emit: Summary; plain: Summary; rpsRatio: number; cpuRatio: number }[] = [];
   for (let i = 1; i <= rounds; i++) {
-    const emit = (await run('tx')).summary;
-    const plain = (await run('txnote')).summary;
-    const ratio = round(emit.rps / plain.rps, 3);
-    ratios.push(ratio);
-    rows.push({ round: i, emitRps: emit.rps, plainRps: plain.rps, ratio });
+    // Alternating the order spreads the machine's drift over both variants.
+    const [emit, plain] =
+      i % 2 ? [(await run('tx')).summary, (await run('txnote')).summary] : await runReversed(run);
+    const row = {
+      round: i,
+      emit,
+      plain,
+      rpsRatio: round(emit.rps / plain.rps, 3),
+      cpuRatio: round(plain.cpuUsPerRequest / emit.cpuUsPerRequest, 3),
+    };
+    rows.push(row);
     out(
-      `round ${i}: POST /v1/action tx (emitted) ${emit.rps} req/s, p99 ${emit.p99} ms; ` +
-        `txnote (not emitted) ${plain.rps} req/s, p99 ${plain.p99} ms; ratio ${ratio}`,
+      `round ${i}: tx (emitted) ${emit.rps} req/s, p99 ${emit.p99} ms, ${emit.cpuUsPerRequest} µs CPU/req; ` +
+        `txnote (not emitted) ${plain.rps} req/s, p99 ${plain.p99} ms, ${plain.cpuUsPerRequest} µs CPU/req; ` +
+        `throughput ratio ${row.rpsRatio}, CPU-bound ratio ${row.cpuRatio}`,
     );
   }
   for (const socket of listeners) socket.close();
-  const medianRatio = median(ratios);
-  out(`POST throughput with the emit / without: median ${medianRatio} (goal ≥ 0.85)`);
-  return { rounds: rows, medianRatio };
+  const rpsRatio = median(rows.map((r) => r.rpsRatio));
+  const cpuRatio = median(rows.map((r) => r.cpuRatio));
+  out(`POST throughput with the emit / without: median ${rpsRatio} (goal ≥ 0.85)`);
+  out(
+    `pod a's CPU per POST without / with the emit: median ${cpuRatio} (the throughput ratio on a quiet CPU)`,
+  );
+  return { rounds: rows, rpsRatio, cpuRatio };
+}
+
+async function runReversed(
+  run: (action: string) => Promise<{ summary: Summary }>,
+): Promise<[Summary, Summary]> {
+  const plain = (await run('txnote')).summary;
+  const emit = (await run('tx')).summary;
+  return [emit, plain];
 }
 
 export async function socketsPhase(options: SocketsOptions) {
