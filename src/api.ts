@@ -58,7 +58,8 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
   server.keepAliveTimeout = 65_000;
   const url = await listen(server, config.port, config.host);
   log.info('api listening', { host: config.host, port: Number(new URL(url).port) });
-  const attached = realtime
+  // In the background: with Redis away at start-up, the REST API answers (503s) meanwhile.
+  void realtime
     .attachWhenReady(server)
     .catch((err: unknown) => log.error('sockets could not be served', errorFields(err)));
 
@@ -75,7 +76,6 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
       // Sockets first, while the listener still accepts: their clients reconnect through the load balancer,
       // which no longer picks this pod (readiness is 503), and this pod refuses their handshakes meanwhile.
       await realtime.close(config.shutdownTimeoutMs);
-      await attached;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await closed;

@@ -55,8 +55,8 @@ export class Realtime {
   }
 
   /**
-   * Attaches both servers once the adapter's connections are ready: an adapter created before would miss its
-   * subscriptions' first replies. Until then the REST API serves alone and readiness stays 503.
+   * Attaches both servers once the adapter's connections are ready, so a pod never holds sockets that events
+   * stored through other pods cannot reach. Until then the REST API serves alone and readiness stays 503.
    */
   async attachWhenReady(server: HttpServer): Promise<void> {
     while (!this.stopping) {
@@ -128,12 +128,12 @@ export class Realtime {
     this.cap.refuseAll();
     const open = this.servers.reduce((sum, io) => sum + io.engine.clientsCount, 0);
     for (const io of this.servers) io.engine.close();
-    const gone = async () => {
-      while (this.servers.some((io) => io.engine.clientsCount > 0)) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-    };
-    const closed = await settlesWithin(gone(), withinMs);
+    const deadline = Date.now() + withinMs;
+    const remaining = () => this.servers.reduce((sum, io) => sum + io.engine.clientsCount, 0);
+    while (remaining() > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const closed = remaining() === 0;
     this.deps.log.info('sockets closed', { sockets: open, allClosed: closed });
     // QUIT waits behind the unsubscribes the closing rooms queued; with Redis away it would wait for good.
     await settlesWithin(Promise.allSettled([this.clients.pub.quit(), this.clients.sub.quit()]), 1000);
