@@ -22,6 +22,9 @@ export interface SocketsOptions {
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 const PADDING = 'a'.repeat(10 * 1024);
+/** Same generic checks (no chain-specific payload rule), one routed to the key path and one unknown. */
+const EMITTED = 'wksigningrequest';
+const STORED_ONLY = 'wksigningnote';
 
 function connect(pod: Child, side: 'key' | 'wallet', wkIdentity: string, transports?: string[]): Socket {
   const socket = io(pod.url, {
@@ -144,14 +147,21 @@ async function latency(a: Child, b: Child, options: SocketsOptions) {
   return result;
 }
 
-async function emitCost(a: Child, b: Child, options: SocketsOptions) {
+type Placement = 'b' | 'a+b';
+
+/**
+ * POST /v1/action of a routed type (emitted) against an unknown type of the same size and checks (stored, never
+ * emitted), with a joined key socket on the other pod only (`b`: the usual case with several pods) or on both.
+ */
+async function emitCost(a: Child, b: Child, placement: Placement, options: SocketsOptions) {
   const { out, rounds, duration, connections } = options;
-  // The emitted type has a joined key socket on both pods; the other type is stored but never emitted.
-  const listeners = [connect(a, 'key', 'cost', ['websocket']), connect(b, 'key', 'cost', ['websocket'])];
+  const room = `cost-${placement}`;
+  const pods = placement === 'b' ? [b] : [a, b];
+  const listeners = pods.map((pod) => connect(pod, 'key', room, ['websocket']));
   await until('cost sockets', () => listeners.every((s) => s.connected));
   await settle(1000);
   const body = (action: string) =>
-    JSON.stringify({ chain: 'btc', wkIdentity: 'cost', action, payload: '0a'.repeat(5 * 1024), path: '0-0' });
+    JSON.stringify({ chain: 'btc', wkIdentity: room, action, payload: PADDING });
   const run = (action: string) =>
     drive(a.process.pid!, {
       url: `${a.url}/v1/action`,
@@ -161,13 +171,16 @@ async function emitCost(a: Child, b: Child, options: SocketsOptions) {
       headers: JSON_HEADERS,
       body: body(action),
     });
-  await run('tx');
-  await run('txnote');
+  const both = async (emitFirst: boolean): Promise<[Summary, Summary]> => {
+    if (emitFirst) return [(await run(EMITTED)).summary, (await run(STORED_ONLY)).summary];
+    const plain = (await run(STORED_ONLY)).summary;
+    return [(await run(EMITTED)).summary, plain];
+  };
+  await both(true);
   const rows: { round: number; emit: Summary; plain: Summary; rpsRatio: number; cpuRatio: number }[] = [];
   for (let i = 1; i <= rounds; i++) {
     // Alternating the order spreads the machine's drift over both variants.
-    const [emit, plain] =
-      i % 2 ? [(await run('tx')).summary, (await run('txnote')).summary] : await runReversed(run);
+    const [emit, plain] = await both(i % 2 === 1);
     const row = {
       round: i,
       emit,
@@ -177,27 +190,17 @@ async function emitCost(a: Child, b: Child, options: SocketsOptions) {
     };
     rows.push(row);
     out(
-      `round ${i}: tx (emitted) ${emit.rps} req/s, p99 ${emit.p99} ms, ${emit.cpuUsPerRequest} µs CPU/req; ` +
-        `txnote (not emitted) ${plain.rps} req/s, p99 ${plain.p99} ms, ${plain.cpuUsPerRequest} µs CPU/req; ` +
-        `throughput ratio ${row.rpsRatio}, CPU-bound ratio ${row.cpuRatio}`,
+      `round ${i} (sockets on ${placement}): emitted ${emit.rps} req/s, p99 ${emit.p99} ms, ` +
+        `${emit.cpuUsPerRequest} µs CPU/req; not emitted ${plain.rps} req/s, p99 ${plain.p99} ms, ` +
+        `${plain.cpuUsPerRequest} µs CPU/req; throughput ratio ${row.rpsRatio}, CPU ratio ${row.cpuRatio}`,
     );
   }
   for (const socket of listeners) socket.close();
   const rpsRatio = median(rows.map((r) => r.rpsRatio));
   const cpuRatio = median(rows.map((r) => r.cpuRatio));
-  out(`POST throughput with the emit / without: median ${rpsRatio} (goal ≥ 0.85)`);
-  out(
-    `pod a's CPU per POST without / with the emit: median ${cpuRatio} (the throughput ratio on a quiet CPU)`,
-  );
-  return { rounds: rows, rpsRatio, cpuRatio };
-}
-
-async function runReversed(
-  run: (action: string) => Promise<{ summary: Summary }>,
-): Promise<[Summary, Summary]> {
-  const plain = (await run('txnote')).summary;
-  const emit = (await run('tx')).summary;
-  return [emit, plain];
+  out(`sockets on ${placement}: POST throughput with the emit / without: median ${rpsRatio} (goal ≥ 0.85)`);
+  out(`sockets on ${placement}: pod a's CPU per POST without / with the emit: median ${cpuRatio}`);
+  return { placement, rounds: rows, rpsRatio, cpuRatio };
 }
 
 export async function socketsPhase(options: SocketsOptions) {
@@ -210,7 +213,7 @@ export async function socketsPhase(options: SocketsOptions) {
     const memory = await memoryPerSocket(a, metricsA, options);
     await settle(3000);
     const lat = await latency(a, b, options);
-    const cost = await emitCost(a, b, options);
+    const cost = [await emitCost(a, b, 'b', options), await emitCost(a, b, 'a+b', options)];
     out();
     return { memory, latency: lat, cost };
   } finally {
