@@ -155,7 +155,7 @@ type Placement = 'b' | 'a+b';
  */
 async function emitCost(a: Child, b: Child, placement: Placement, options: SocketsOptions) {
   const { out, rounds, duration, connections } = options;
-  const room = `cost-${placement}`;
+  const room = `cost-${placement === 'b' ? 'b' : 'ab'}`;
   const pods = placement === 'b' ? [b] : [a, b];
   const listeners = pods.map((pod) => connect(pod, 'key', room, ['websocket']));
   await until('cost sockets', () => listeners.every((s) => s.connected));

@@ -306,6 +306,34 @@ describe('real-time events (SPEC §10)', () => {
   });
 });
 
+describe('socket.io servers', () => {
+  it('Engine.IO 4 on both paths: polling handshake offering the WebSocket upgrade, SPEC limits, CORS_ORIGINS', async () => {
+    const api = await startTestApi({ CORS_ORIGINS: 'https://wallet.example' });
+    try {
+      for (const side of ['key', 'wallet']) {
+        const path = `${api.url}/v1/socket/${side}/?EIO=4&transport=polling`;
+        const allowed = await fetch(path, { headers: { Origin: 'https://wallet.example' } });
+        expect(allowed.status).to.equal(200);
+        expect(allowed.headers.get('access-control-allow-origin')).to.equal('https://wallet.example');
+        const open = JSON.parse((await allowed.text()).slice(1)) as Record<string, unknown>;
+        expect(open).to.deep.equal({
+          sid: open.sid,
+          upgrades: ['websocket'],
+          pingInterval: 25000,
+          pingTimeout: 20000,
+          maxPayload: 100 * 1024,
+        });
+        const other = await fetch(path, { headers: { Origin: 'https://evil.example' } });
+        expect(other.headers.get('access-control-allow-origin')).to.equal(null);
+      }
+      // Engine.IO 3 clients are refused.
+      expect((await fetch(`${api.url}/v1/socket/key/?EIO=3&transport=polling`)).status).to.equal(400);
+    } finally {
+      await api.stop();
+    }
+  });
+});
+
 describe('socket limits', () => {
   it('joins share one per-IP budget across pods through Redis; over it the socket is disconnected', async () => {
     const a = await startTestApi({ RATE_LIMIT_POINTS: '2', RATE_LIMIT_WINDOW_SECONDS: '60' });
