@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import type { Middleware } from 'koa';
 import { ACTION_BODY_LIMIT, jsonBody } from '../http/body.js';
 import { okJson, type RelayState } from '../http/context.js';
 import { AppError } from '../http/errors.js';
@@ -24,8 +25,14 @@ function toRecord(body: ActionRequest, ttlSeconds: number, now = Date.now()): Ac
   };
 }
 
-export function actionRoutes(router: Router<RelayState>, store: ActionStore, ttlSeconds: number): void {
-  router.post('/v1/action', jsonBody(ACTION_BODY_LIMIT), async (ctx) => {
+/** `writeBudget` charges each POST's body to the client's byte budget (see http/rate-limit.ts). */
+export function actionRoutes(
+  router: Router<RelayState>,
+  store: ActionStore,
+  ttlSeconds: number,
+  writeBudget: Middleware<RelayState>,
+): void {
+  router.post('/v1/action', jsonBody(ACTION_BODY_LIMIT), writeBudget, async (ctx) => {
     const record = toRecord(parseBody(ctx.request.body), ttlSeconds);
     okJson(ctx, await store.save(record));
   });
