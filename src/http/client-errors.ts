@@ -56,11 +56,13 @@ export function answerClientErrors(server: Server, log: Logger): void {
   server.on('checkExpectation', (_req, res) => {
     const err = new AppError('EXPECTATION_FAILED', 'Only "Expect: 100-continue" is supported.');
     const requestId = randomUUID();
+    const body = JSON.stringify(envelope(err, requestId));
     res.writeHead(err.status, {
       'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': Buffer.byteLength(body),
       'X-Request-Id': requestId,
       Connection: 'close',
     });
-    res.end(JSON.stringify(envelope(err, requestId)));
+    res.end(body);
   });
 }

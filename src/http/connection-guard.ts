@@ -23,8 +23,10 @@ export function connectionGuard(limits: ConnectionLimits): Middleware<RelayState
     const { res } = ctx;
     const socket = ctx.req.socket;
     const count = (inFlight.get(socket) ?? 0) + 1;
-    if (count > limits.maxInFlight) {
-      ctx.state.log.info('connection closed: too many pipelined requests', { ip: ctx.ip });
+    if (count > limits.maxInFlight || socket.destroyed) {
+      // The rest of a closed connection's buffered requests still arrive here; one line says it all.
+      if (!socket.destroyed)
+        ctx.state.log.info('connection closed: too many pipelined requests', { ip: ctx.ip });
       socket.destroy();
       ctx.respond = false;
       return;
@@ -33,7 +35,7 @@ export function connectionGuard(limits: ConnectionLimits): Middleware<RelayState
     res.once('close', () => inFlight.set(socket, (inFlight.get(socket) ?? 1) - 1));
     await next();
     const timer = setTimeout(() => {
-      ctx.state.log.info('connection closed: response not drained', { ip: ctx.ip });
+      if (!socket.destroyed) ctx.state.log.info('connection closed: response not drained', { ip: ctx.ip });
       socket.destroy();
     }, limits.drainTimeoutMs);
     timer.unref();
