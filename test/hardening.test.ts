@@ -387,6 +387,26 @@ describe('HTTP hardening', () => {
       }
     });
 
+    it("a connection's requests run one at a time: a client that does not read holds at most one unsent response", async () => {
+      const patient = await startTestApi({ HTTP_MAX_PIPELINED: '40', HTTP_DRAIN_TIMEOUT_MS: '60000' });
+      try {
+        await bigRecord(patient);
+        const socket = await openSocket(patient.url);
+        socket.on('error', () => {});
+        socket.pause();
+        socket.write(pipelined(30)); // 30 MB of answers: more than any socket buffer takes
+        const handled = () =>
+          patient.logs.filter((l) => l.msg === 'request' && String(l.requestId).startsWith('hog-')).length;
+        await waitFor('the first answers', () => handled() > 0);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        // Only what the kernel's buffers took was answered; the rest wait without a Redis read.
+        expect(handled()).to.be.below(10);
+        socket.destroy();
+      } finally {
+        await patient.stop();
+      }
+    });
+
     it('a response not drained within HTTP_DRAIN_TIMEOUT_MS closes its connection', async () => {
       const strict = await startTestApi({ HTTP_DRAIN_TIMEOUT_MS: '300', HTTP_MAX_PIPELINED: '8' });
       try {

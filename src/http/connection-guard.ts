@@ -5,25 +5,44 @@ import type { RelayState } from './context.js';
 export interface ConnectionLimits {
   /** A response not fully handed to the kernel this long after the app finished it closes its connection. */
   drainTimeoutMs: number;
-  /** Requests one connection may have in progress at once (HTTP/1.1 pipelining). */
+  /** Requests one connection may have waiting or in progress at once (HTTP/1.1 pipelining). */
   maxInFlight: number;
 }
 
-const inFlight = new WeakMap<Socket, number>();
+interface Connection {
+  inFlight: number;
+  /** Settles when the connection's latest response has been handed to the kernel, or the connection closed. */
+  previous: Promise<void>;
+  closed: Promise<void>;
+}
+
+const connections = new WeakMap<Socket, Connection>();
+
+function connectionOf(socket: Socket): Connection {
+  let connection = connections.get(socket);
+  if (!connection) {
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    connection = { inFlight: 0, previous: Promise.resolve(), closed };
+    connections.set(socket, connection);
+  }
+  return connection;
+}
 
 /**
  * Bounds what a client that never reads its responses can make the relay hold. Node parses every request
  * already in a connection's read buffer at once, so one packet of pipelined GETs would each fetch and buffer a
- * megabyte record: past `maxInFlight` the connection is closed instead. And a written response whose bytes the
- * peer does not take within `drainTimeoutMs` closes its connection, releasing what it holds.
- * The first middleware: Koa enters it synchronously as Node emits each request.
+ * megabyte record. Here a connection's requests run one after another: each waits until the response before
+ * it has left the process (HTTP/1.1 answers in order anyway), so a connection holds at most one unsent
+ * response. More than `maxInFlight` waiting closes the connection; so does a response whose bytes the peer
+ * does not take within `drainTimeoutMs`.
+ * Placed right after requestId: Koa enters it synchronously as Node emits each request.
  */
 export function connectionGuard(limits: ConnectionLimits): Middleware<RelayState> {
   return async (ctx, next) => {
     const { res } = ctx;
     const socket = ctx.req.socket;
-    const count = (inFlight.get(socket) ?? 0) + 1;
-    if (count > limits.maxInFlight || socket.destroyed) {
+    const connection = connectionOf(socket);
+    if (connection.inFlight >= limits.maxInFlight || socket.destroyed) {
       // The rest of a closed connection's buffered requests still arrive here; one line says it all.
       if (!socket.destroyed)
         ctx.state.log.info('connection closed: too many pipelined requests', { ip: ctx.ip });
@@ -31,8 +50,19 @@ export function connectionGuard(limits: ConnectionLimits): Middleware<RelayState
       ctx.respond = false;
       return;
     }
-    inFlight.set(socket, count);
-    res.once('close', () => inFlight.set(socket, (inFlight.get(socket) ?? 1) - 1));
+    connection.inFlight++;
+    const previous = connection.previous;
+    let done!: () => void;
+    connection.previous = new Promise<void>((resolve) => (done = resolve));
+    res.once('close', () => {
+      connection.inFlight--;
+      done();
+    });
+    await Promise.race([previous, connection.closed]);
+    if (socket.destroyed) {
+      ctx.respond = false;
+      return;
+    }
     await next();
     const timer = setTimeout(() => {
       if (!socket.destroyed) ctx.state.log.info('connection closed: response not drained', { ip: ctx.ip });
