@@ -87,7 +87,7 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
   );
   supportRoutes(
     router,
-    new SupportProducer(deps.queueRedis, config.support.delivery, log),
+    new SupportProducer(deps.queueRedis, keys, config.support.delivery, log),
     sharedLimiter(
       deps.limiterRedis,
       config.keyPrefix,

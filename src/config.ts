@@ -11,6 +11,8 @@ export interface Config {
   keyPrefix: string;
   role: Role;
   logLevel: LogLevel;
+  /** While a failure lasts (an upstream, Redis), one summary line per this period instead of a line each time. */
+  logSummarySeconds: number;
   /** How long SIGTERM waits for in-flight requests and the active job before giving up. */
   shutdownTimeoutMs: number;
   /** Longest time a client may take to send a whole request (slow uploads are cut off with 408). */
@@ -254,6 +256,7 @@ function read(env: EnvReader): Config {
     keyPrefix: env.string('KEY_PREFIX', 'relay:'),
     role: env.oneOf('RELAY_ROLE', 'all', ['api', 'worker', 'all'] as const),
     logLevel: env.oneOf('LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error'] as const),
+    logSummarySeconds: env.int('LOG_SUMMARY_SECONDS', 300, 1, 86_400),
     shutdownTimeoutMs: env.int('SHUTDOWN_TIMEOUT_MS', 20_000, 0, 600_000),
     requestTimeoutMs: env.int('HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
     metricsPort: env.int('METRICS_PORT', 9464, 0, 65535),

@@ -177,8 +177,8 @@ export async function startMetricsServer(config: Config, log: Logger): Promise<M
   if (config.metricsPort === 0) return undefined;
   const server = createServer((req, res) => void answer(req, res, log));
   server.requestTimeout = 10_000;
-  const url = await listen(server, config.metricsPort, config.host);
-  log.info('metrics listening', { host: config.host, port: config.metricsPort });
+  // Announced by main once every listener is up: a busy port must fail before anything says "listening".
+  const url = await listen(server, config.metricsPort, config.host, 'METRICS_PORT');
   return {
     url,
     async stop() {

@@ -8,8 +8,9 @@ import {
   type Delivered,
   type HelpdeskTicket,
 } from '../src/providers/helpdesk/index.js';
+import { logBullErrors } from '../src/queue/bull-errors.js';
 import { SUPPORT_QUEUE, type SupportJob } from '../src/queue/support-jobs.js';
-import { createRedis, isRedisUnavailable } from '../src/redis/clients.js';
+import { createRedis } from '../src/redis/clients.js';
 import { settlesWithin, type RoleHandle } from '../src/role.js';
 
 /** Helpdesk calls wait on the network, not the CPU: a few at a time keep a burst of forms moving. */
@@ -51,11 +52,8 @@ export async function startSupportWorker(config: Config, log: Logger): Promise<R
   const helpdesk = createHelpdesk(config.support, log);
   const redis = createRedis(config.redisUrl, 'worker');
   // Only for rateLimit(): the limit is stored in Redis and pauses every worker of the queue.
-  const queue = new Queue<SupportJob>(SUPPORT_QUEUE, { connection: redis });
-  // Its connection is the worker's, whose errors are logged below: only other failures are worth a line.
-  queue.on('error', (err) => {
-    if (!isRedisUnavailable(err)) log.warn('support queue error', errorFields(err));
-  });
+  const queue = new Queue<SupportJob>(SUPPORT_QUEUE, { connection: redis, skipVersionCheck: true });
+  logBullErrors(queue, 'support queue', log);
 
   const deliver = async (job: Job<SupportJob, Delivered>, token?: string, signal?: AbortSignal) => {
     const fields = {
@@ -94,7 +92,7 @@ export async function startSupportWorker(config: Config, log: Logger): Promise<R
     lockDuration: delivery.lockMs,
     stalledInterval: delivery.stalledCheckMs,
   });
-  worker.on('error', (err) => log.warn('support worker error', errorFields(err)));
+  logBullErrors(worker, 'support worker', log);
   worker.on('stalled', (jobId) => log.warn('support job stalled; it goes back to the queue', { jobId }));
   worker.on('failed', (job, err) => {
     const attempts = job?.opts.attempts ?? 1;
@@ -109,7 +107,8 @@ export async function startSupportWorker(config: Config, log: Logger): Promise<R
   });
   instrumentWorker(worker);
   const unwatch = watchQueueDepth([queue]);
-  await worker.waitUntilReady();
+  // Not awaited: with Redis down the worker waits for it on its own, and start-up (the metrics listener's
+  // /healthz, a SIGTERM) must not wait with it.
   log.info('support worker started', { queue: SUPPORT_QUEUE, provider: helpdesk.name });
   if (helpdesk.name === 'log') log.warn('HELPDESK_PROVIDER=log: support forms reach no helpdesk');
 

@@ -1,9 +1,16 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { DeliveryConfig } from '../config.js';
-import { errorFields, type Logger } from '../log.js';
-import { isRedisUnavailable } from '../redis/clients.js';
-import { SUPPORT_QUEUE, supportJobId, supportJobOptions, type SupportJob } from './support-jobs.js';
+import type { Logger } from '../log.js';
+import { logBullErrors } from './bull-errors.js';
+import type { Keys } from '../store/keys.js';
+import {
+  DEDUPE_SECONDS,
+  SUPPORT_QUEUE,
+  supportJobId,
+  supportJobOptions,
+  type SupportJob,
+} from './support-jobs.js';
 
 /**
  * Adds support jobs on a fail-fast client (no offline queue, command timeout): `submit` resolves only once
@@ -14,6 +21,7 @@ export class SupportProducer {
 
   constructor(
     private readonly redis: Redis,
+    private readonly keys: Keys,
     delivery: DeliveryConfig,
     log: Logger,
   ) {
@@ -24,18 +32,35 @@ export class SupportProducer {
       skipVersionCheck: true,
       defaultJobOptions: supportJobOptions(delivery),
     });
-    // Outages reach the client as failed submissions (503) and readiness; one line per reconnect is noise.
-    this.queue.on('error', (err) => {
-      if (!isRedisUnavailable(err)) log.warn('support queue error', errorFields(err));
-    });
+    logBullErrors(this.queue, 'support queue', log);
   }
 
-  /** Returns the job id; a submission already queued or delivered within the dedupe window keeps its id. */
-  async submit(job: SupportJob): Promise<string> {
-    // BullMQ waits for a first connection before its first command instead of failing; a PING on the fail-fast
-    // client fails at once while Redis is unreachable.
-    await this.redis.ping();
-    const added = await this.queue.add(job.kind, job, { jobId: supportJobId(job) });
-    return added.id!;
+  /**
+   * Queues `job` and returns its id; a submission already queued or delivered within the dedupe window keeps its
+   * id. `charge` runs (and may reject, queuing nothing) only for the first of identical submissions; `refund` runs
+   * when a charged job could not be queued. BullMQ answers an existing job id exactly like a new one, so a marker
+   * set with NX decides which submission is the first, also when duplicates arrive at the same moment.
+   */
+  async submit(job: SupportJob, charge: () => Promise<void>, refund: () => Promise<void>): Promise<string> {
+    const jobId = supportJobId(job);
+    const marker = this.keys.supportCounted(jobId);
+    // On the fail-fast client this fails at once while Redis is unreachable, where BullMQ's add would wait for
+    // a first connection.
+    const first = (await this.redis.set(marker, '1', 'EX', DEDUPE_SECONDS, 'NX')) === 'OK';
+    if (first) {
+      try {
+        await charge();
+      } catch (err) {
+        await this.redis.del(marker).catch(() => undefined);
+        throw err;
+      }
+    }
+    try {
+      const added = await this.queue.add(job.kind, job, { jobId });
+      return added.id!;
+    } catch (err) {
+      if (first) await Promise.allSettled([refund(), this.redis.del(marker)]);
+      throw err;
+    }
   }
 }

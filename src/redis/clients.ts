@@ -1,5 +1,7 @@
 import { Redis, type RedisOptions } from 'ioredis';
+import type { Logger } from '../log.js';
 import { recordRedisClientError } from '../metrics.js';
+import { RedisOutageLog } from './outage-log.js';
 
 /**
  * Each role gets its own connection; BullMQ and the rate limiter must never share a client with the stores.
@@ -39,11 +41,22 @@ export function redisOptions(role: RedisRole): RedisOptions {
   return role === 'failFast' ? failFast : { ...failFast, enableAutoPipelining: true };
 }
 
+let outages: RedisOutageLog | undefined;
+
+/** Called once by main: from then on every client's outages are logged (see RedisOutageLog), not only counted. */
+export function logRedisOutages(log: Logger, summaryMs: number): void {
+  outages = new RedisOutageLog(log, summaryMs);
+}
+
 export function createRedis(url: string, role: RedisRole): Redis {
   const client = new Redis(url, redisOptions(role));
-  // Connection errors are reported through readiness, request failures and this counter; an unhandled 'error'
-  // event would only add noise (ioredis logs it to stderr when nobody listens).
-  client.on('error', () => recordRedisClientError(role));
+  // Connection errors are reported through readiness, request failures, this counter and the outage log; an
+  // unhandled 'error' event would only add noise (ioredis logs it to stderr when nobody listens).
+  client.on('error', (err) => {
+    recordRedisClientError(role);
+    outages?.failed(client, err);
+  });
+  client.on('ready', () => outages?.ready(client));
   return client;
 }
 
@@ -54,7 +67,10 @@ const UNAVAILABLE_CLIENT = [
   'Command timed out',
   'Reached the max retries per request limit',
   'connect ECONNREFUSED',
+  'connect ETIMEDOUT',
+  'connect EHOSTUNREACH',
   'read ECONNRESET',
+  'getaddrinfo ',
 ];
 
 /** Whether an error means "Redis cannot serve us right now" (→ 503) rather than a bug (→ 500). */
