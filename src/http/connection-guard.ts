@@ -50,6 +50,7 @@ export function connectionGuard(limits: ConnectionLimits): Middleware<RelayState
       ctx.respond = false;
       return;
     }
+    const waits = connection.inFlight > 0;
     connection.inFlight++;
     const previous = connection.previous;
     let done!: () => void;
@@ -58,7 +59,8 @@ export function connectionGuard(limits: ConnectionLimits): Middleware<RelayState
       connection.inFlight--;
       done();
     });
-    await Promise.race([previous, connection.closed]);
+    // The common case, one request at a time, does not wait at all.
+    if (waits) await Promise.race([previous, connection.closed]);
     if (socket.destroyed) {
       ctx.respond = false;
       return;
