@@ -19,13 +19,16 @@ export const SYNC_BODY_LIMIT = 640 * 1024;
 /** Support forms allow 50,000 characters (SPEC §6); in UTF-8 that is up to 200 KB, so 64 KB would refuse them. */
 export const SUPPORT_BODY_LIMIT = 256 * 1024;
 
-const DECODERS: Record<string, (() => Readable & NodeJS.WritableStream) | undefined> = {
-  identity: undefined,
-  gzip: createGunzip,
-  'x-gzip': createGunzip,
-  deflate: createInflate,
-  br: createBrotliDecompress,
-};
+type Decoder = () => Readable & NodeJS.WritableStream;
+
+/** A Map, not an object literal: a coding named `constructor` or `toString` must not find a prototype's method. */
+const DECODERS = new Map<string, Decoder | undefined>([
+  ['identity', undefined],
+  ['gzip', createGunzip],
+  ['x-gzip', createGunzip],
+  ['deflate', createInflate],
+  ['br', createBrotliDecompress],
+]);
 
 const tooLarge = () =>
   new AppError('PAYLOAD_TOO_LARGE', 'The request body is larger than this endpoint accepts.');
@@ -33,9 +36,9 @@ const notJson = () => new AppError('INVALID_JSON', 'The request body is not vali
 const notObject = () => new AppError('INVALID_JSON', 'The request body must be a JSON object.');
 
 /** 415 unless the body is `application/json` in UTF-8 (no charset parameter, or utf-8) with a known coding. */
-function checkHeaders(ctx: RelayContext): (() => Readable & NodeJS.WritableStream) | undefined {
+function checkHeaders(ctx: RelayContext): Decoder | undefined {
   // The header itself, not ctx.is(): type-is answers null for a body-less request, which would make it a 415.
-  if (ctx.request.type !== 'application/json') {
+  if (ctx.request.type.trim().toLowerCase() !== 'application/json') {
     throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json.');
   }
   const charset = ctx.request.charset.toLowerCase();
@@ -43,12 +46,12 @@ function checkHeaders(ctx: RelayContext): (() => Readable & NodeJS.WritableStrea
     throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be UTF-8 encoded JSON.');
   }
   const coding = (ctx.get('Content-Encoding') || 'identity').trim().toLowerCase();
-  if (!(coding in DECODERS)) {
+  if (!DECODERS.has(coding)) {
     throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'The request body uses an unsupported Content-Encoding.', {
       headers: { 'Accept-Encoding': 'gzip, deflate, br' },
     });
   }
-  return DECODERS[coding];
+  return DECODERS.get(coding);
 }
 
 /**
