@@ -14,7 +14,7 @@ import type { Logger } from './log.js';
 import { httpMetrics } from './metrics.js';
 import { partnerRegistry } from './partners.js';
 import { Upstream } from './providers/http.js';
-import { SupportProducer } from './queue/producer.js';
+import { PushProducer, SupportProducer } from './queue/producer.js';
 import { actionRoutes } from './routes/action.js';
 import { healthRoutes, type Readiness } from './routes/health.js';
 import { marketRoutes } from './routes/market.js';
@@ -74,6 +74,7 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
     new ActionStore(deps.bulkRedis, keys, config.action.ttlSeconds),
     config.action.ttlSeconds,
     bytesWritten,
+    new PushProducer(deps.queueRedis, config.push, config.action.ttlSeconds, log),
   );
   tokenRoutes(router, new TokenStore(redis, keys));
   servicesRoutes(router, config.services);

@@ -58,6 +58,26 @@ const jobOutcomes = new Counter({
   registers: [registry],
 });
 
+const pushMessages = new Counter({
+  name: 'relay_push_messages_total',
+  help: 'Push messages by outcome (sent: accepted by the provider; token_removed: the provider refused the token for good, it was removed; failed: not delivered, not retried further).',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+const pushSkipped = new Counter({
+  name: 'relay_push_skipped_total',
+  help: 'Push jobs that sent nothing, by reason (superseded: the mailbox holds a newer record; expired; no_tokens).',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+});
+
+const pushEnqueueMisses = new Counter({
+  name: 'relay_push_enqueue_misses_total',
+  help: 'Stored actions whose push job could not be queued (the action was still stored and answered 200).',
+  registers: [registry],
+});
+
 const QUEUE_STATES: JobType[] = [
   'waiting',
   'prioritized',
@@ -122,6 +142,20 @@ export function recordRedisUnavailable(): void {
 
 export function recordRedisClientError(client: string): void {
   redisClientErrors.inc({ client });
+}
+
+export type PushOutcome = 'sent' | 'token_removed' | 'failed';
+
+export function recordPushMessages(outcome: PushOutcome, count: number): void {
+  if (count > 0) pushMessages.inc({ outcome }, count);
+}
+
+export function recordPushSkipped(reason: 'superseded' | 'expired' | 'no_tokens'): void {
+  pushSkipped.inc({ reason });
+}
+
+export function recordPushEnqueueMiss(): void {
+  pushEnqueueMisses.inc();
 }
 
 /** Counts a BullMQ worker's job outcomes; call once per Worker the worker role creates. */

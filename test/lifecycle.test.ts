@@ -188,6 +188,9 @@ describe('process lifecycle', () => {
         'ONRAMPER_SECRET',
         'SERVICES',
         'LOG_LEVEL',
+        'PUSH_PROVIDER',
+        'FCM_SERVICE_ACCOUNT_FILE',
+        'FCM_API_URL',
       ]) {
         expect(known, name).to.include(name);
       }

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { once } from 'node:events';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { retryAfterMs } from '../src/providers/helpdesk/http.js';
+import { retryAfterMs } from '../src/providers/http.js';
 import { post, startTestApi, testEnv, type TestApi } from './helpers/api.js';
 import { runNode } from './helpers/child.js';
 import { FakeUpstream, type RecordedRequest } from './helpers/fake-upstream.js';
