@@ -324,6 +324,8 @@ async function main(): Promise<void> {
       LOG_LEVEL: 'warn',
       // The Redis limiter stays on (its round trip is part of every /v1 request); the budget only never runs out.
       RATE_LIMIT_POINTS: '1000000',
+      // Likewise the byte budget of writes: every POST still pays its round trip, none is refused.
+      WRITE_BUDGET_BYTES: String(1024 ** 4),
     },
     port: relayPort,
     readyPath: '/readyz',

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
+import { answerClientErrors } from './http/client-errors.js';
 import { listen } from './listen.js';
 import { errorFields, type Logger } from './log.js';
 import { createRedis } from './redis/clients.js';
@@ -15,6 +16,7 @@ export interface ApiHandle extends RoleHandle {
 /** Starts the API role: its own Redis clients, the Koa app and an HTTP server with bounded timeouts. */
 export async function startApi(config: Config, log: Logger): Promise<ApiHandle> {
   const redis = createRedis(config.redisUrl, 'store');
+  const bulkRedis = createRedis(config.redisUrl, 'bulk');
   const limiterRedis = createRedis(config.redisUrl, 'limiter');
   const queueRedis = createRedis(config.redisUrl, 'failFast');
   let draining = false;
@@ -23,6 +25,7 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
     config,
     log,
     redis,
+    bulkRedis,
     limiterRedis,
     queueRedis,
     readiness: {
@@ -45,6 +48,7 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
     app.callback(),
   );
   server.headersTimeout = Math.min(15_000, config.requestTimeoutMs);
+  answerClientErrors(server, log);
   // Longer than common load balancers' idle timeout (60 s), so they close first and never reuse a dead socket.
   server.keepAliveTimeout = 65_000;
   const url = await listen(server, config.port, config.host, 'PORT');
@@ -63,7 +67,7 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
       }, config.shutdownTimeoutMs);
       await closed;
       clearTimeout(forced);
-      await Promise.allSettled([redis.quit(), limiterRedis.quit(), queueRedis.quit()]);
+      await Promise.allSettled([redis.quit(), bulkRedis.quit(), limiterRedis.quit(), queueRedis.quit()]);
       log.info('api stopped');
     },
   };

@@ -1,14 +1,15 @@
-import Router from '@koa/router';
 import type { Redis } from 'ioredis';
 import Koa from 'koa';
 import type { Config } from './config.js';
 import { accessLog } from './http/access-log.js';
 import type { RelayState } from './http/context.js';
+import { connectionGuard } from './http/connection-guard.js';
 import { corsPolicy } from './http/cors.js';
 import { errorEnvelope } from './http/error-envelope.js';
 import { sharedLimiter } from './http/limiters.js';
-import { rateLimit } from './http/rate-limit.js';
+import { rateLimit, writeBudget } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
+import { createRouter, isV1, unmatched } from './http/routing.js';
 import type { Logger } from './log.js';
 import { httpMetrics } from './metrics.js';
 import { partnerRegistry } from './partners.js';
@@ -34,14 +35,17 @@ export interface ApiDeps {
   log: Logger;
   /** The stores' client (auto-pipelined, fail-fast). */
   redis: Redis;
+  /**
+   * The action store's own fail-fast client: megabyte payloads go through it, so a flood of large reads
+   * queues behind itself and never in front of other requests' commands on `redis`.
+   */
+  bulkRedis: Redis;
   /** The rate limiters' own fail-fast client. */
   limiterRedis: Redis;
   /** The BullMQ producer's own fail-fast client: a job is acknowledged only once Redis has it. */
   queueRedis: Redis;
   readiness: Readiness;
 }
-
-const isV1 = (path: string) => path.startsWith('/v1/') || path === '/v1';
 
 /** The Koa app: middleware in request order, then every resource's routes. */
 export function buildApp(deps: ApiDeps): Koa<RelayState> {
@@ -53,13 +57,23 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
   app.silent = true;
 
   const keys = keysFor(config.keyPrefix);
-  const router = new Router<RelayState>();
+  const router = createRouter();
   healthRoutes(router, deps.readiness);
-  syncRoutes(router, new SyncStore(redis, keys, config.sync));
+  const bytesWritten = writeBudget(
+    sharedLimiter(
+      deps.limiterRedis,
+      config.keyPrefix,
+      'bytes',
+      config.writeBudget.bytes,
+      config.writeBudget.windowSeconds,
+    ),
+  );
+  syncRoutes(router, new SyncStore(redis, keys, config.sync), bytesWritten);
   actionRoutes(
     router,
-    new ActionStore(redis, keys, config.action.ttlSeconds),
+    new ActionStore(deps.bulkRedis, keys, config.action.ttlSeconds),
     config.action.ttlSeconds,
+    bytesWritten,
     new PushProducer(deps.queueRedis, config.push, config.action.ttlSeconds, log),
   );
   tokenRoutes(router, new TokenStore(redis, keys));
@@ -98,12 +112,13 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
     await next();
   });
   app.use(requestId(log));
+  app.use(connectionGuard(config.connections));
   app.use(accessLog());
   app.use(httpMetrics());
   app.use(errorEnvelope());
   app.use(corsPolicy(config.corsOrigins));
   app.use(rateLimit(globalLimiter, config.rateLimit.points, isV1));
+  app.use(unmatched(router));
   app.use(router.routes());
-  app.use(router.allowedMethods());
   return app;
 }

@@ -8,13 +8,15 @@ import { RedisOutageLog } from './outage-log.js';
  *
  * - `store`: the API's record stores. Fail fast: no offline queue and a command timeout, so a request never
  *   hangs on a dead Redis; auto-pipelining batches the commands of concurrent requests into one write.
+ * - `bulk`: the action store, whose values reach megabytes; same rules as `store`. Apart, so that one client's
+ *   burst of large reads waits behind itself and not in front of every other request's small commands.
  * - `limiter`: the rate limiters; same fail-fast rules and auto-pipelining. Every /v1 request consumes a point
  *   before anything else, so unbatched, each would cost its own socket write (a quarter of the relay's CPU under
  *   load, see docs/benchmarks.md).
  * - `failFast`: the BullMQ producer; same fail-fast rules, no pipelining (BullMQ is not known to be safe with it).
  * - `worker`: BullMQ workers block on Redis and must retry forever (`maxRetriesPerRequest: null`).
  */
-export type RedisRole = 'store' | 'limiter' | 'failFast' | 'worker';
+export type RedisRole = 'store' | 'bulk' | 'limiter' | 'failFast' | 'worker';
 
 export const COMMAND_TIMEOUT_MS = 1500;
 

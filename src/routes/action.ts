@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import type { Middleware } from 'koa';
 import { ACTION_BODY_LIMIT, jsonBody } from '../http/body.js';
 import { okJson, type RelayState } from '../http/context.js';
 import { AppError } from '../http/errors.js';
@@ -25,13 +26,15 @@ function toRecord(body: ActionRequest, ttlSeconds: number, now = Date.now()): Ac
   };
 }
 
+/** `writeBudget` charges each POST's body to the client's byte budget (see http/rate-limit.ts). */
 export function actionRoutes(
   router: Router<RelayState>,
   store: ActionStore,
   ttlSeconds: number,
+  writeBudget: Middleware<RelayState>,
   pushes: PushProducer,
 ): void {
-  router.post('/v1/action', jsonBody(ACTION_BODY_LIMIT), async (ctx) => {
+  router.post('/v1/action', jsonBody(ACTION_BODY_LIMIT), writeBudget, async (ctx) => {
     const record = toRecord(parseBody(ctx.request.body), ttlSeconds);
     const stored = await store.save(record);
     // Only after the write, so a job always names a record that was stored; it never fails the request.
