@@ -1,10 +1,10 @@
 /**
  * `npm run bench`: the relay against a bare node:http + ioredis server on the same Redis, interleaved rounds of
- * GET /v1/sync/{id} at 64 connections, POST /v1/action with a 10 KB payload, and a long run for the relay's
- * memory. Loopback only; raw results go to .bench/. See docs/benchmarks.md.
+ * GET /v1/sync/{id} at 64 connections, POST /v1/action with a 10 KB payload, the cost of the push enqueue on that
+ * POST, and a long run for the relay's memory. Loopback only; raw results go to .bench/. See docs/benchmarks.md.
  *
  *   npm run bench -- [--duration 10] [--rounds 5] [--connections 64] [--warmup 3] [--long 60]
- *                    [--runner dist|tsx] [--phases get,post,long,sockets] [--profile] [--relay-node-args=--flag]
+ *                    [--runner dist|tsx] [--phases get,post,push,long,sockets] [--profile] [--relay-node-args=--flag]
  *                    [--socket-clients 5000] [--socket-rate 200] [--socket-seconds 20]
  *
  * The sockets phase is not in the default set (it starts two more pods and 5,000 clients):
@@ -38,7 +38,7 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '3' },
     long: { type: 'string', default: '60' },
     runner: { type: 'string', default: 'dist' },
-    phases: { type: 'string', default: 'get,post,long' },
+    phases: { type: 'string', default: 'get,post,push,long' },
     'relay-node-args': { type: 'string', default: '' },
     profile: { type: 'boolean', default: false },
     'socket-clients': { type: 'string', default: '5000' },
@@ -81,6 +81,8 @@ const ACTION_BODY = JSON.stringify({
   payload: '0a'.repeat(5 * 1024),
   path: '0-0',
 });
+// The same request under a type the action table does not route: stored and answered alike, but no push job.
+const UNROUTED_BODY = JSON.stringify({ ...(JSON.parse(ACTION_BODY) as object), action: 'benchnote' });
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
 async function seedSync(relay: Child): Promise<void> {
@@ -117,14 +119,14 @@ async function actionAvailable(relay: Child): Promise<boolean> {
 
 const getSync = (target: Child, seconds: number) =>
   drive(target.process.pid!, { url: `${target.url}/v1/sync/${WALLET_ID}`, connections, duration: seconds });
-const postAction = (target: Child, seconds: number, conns = connections) =>
+const postAction = (target: Child, seconds: number, conns = connections, body = ACTION_BODY) =>
   drive(target.process.pid!, {
     url: `${target.url}/v1/action`,
     connections: conns,
     duration: seconds,
     method: 'POST',
     headers: JSON_HEADERS,
-    body: ACTION_BODY,
+    body,
   });
 
 interface GetRound {
@@ -209,6 +211,53 @@ async function postRounds(relay: Child, raw: Record<string, Measured['raw'][]>):
   return results;
 }
 
+interface PushRound {
+  round: number;
+  enqueue: Summary;
+  none: Summary;
+  rpsRatio: number;
+  cpuRatio: number;
+}
+
+/**
+ * The enqueue's share of POST /v1/action: a routed type (`tx`: stored, then a push job added) against an
+ * unrouted one (stored only) on the same relay, alternating which goes first so drift cancels out.
+ */
+async function pushRounds(relay: Child, raw: Record<string, Measured['raw'][]>): Promise<PushRound[]> {
+  out(`POST /v1/action with and without the push enqueue: ${rounds} interleaved rounds of ${duration} s`);
+  await postAction(relay, warmup, connections, ACTION_BODY);
+  await postAction(relay, warmup, connections, UNROUTED_BODY);
+  out(HEADER + ['rps ratio', 'cpu ratio'].map((h) => h.padStart(10)).join(''));
+  const results: PushRound[] = [];
+  for (let i = 1; i <= rounds; i++) {
+    const run = (body: string) => postAction(relay, duration, connections, body);
+    let enqueue: Measured;
+    let none: Measured;
+    if (i % 2) {
+      enqueue = await run(ACTION_BODY);
+      none = await run(UNROUTED_BODY);
+    } else {
+      none = await run(UNROUTED_BODY);
+      enqueue = await run(ACTION_BODY);
+    }
+    (raw.postPush ??= []).push(enqueue.raw);
+    (raw.postNoPush ??= []).push(none.raw);
+    const row: PushRound = {
+      round: i,
+      enqueue: enqueue.summary,
+      none: none.summary,
+      rpsRatio: round(enqueue.summary.rps / none.summary.rps, 2),
+      cpuRatio: round(enqueue.summary.cpuUsPerRequest / none.summary.cpuUsPerRequest, 2),
+    };
+    results.push(row);
+    out(`${`round ${i} no push`.padEnd(22)} ${fmt(row.none)}`);
+    out(
+      `${`round ${i} push`.padEnd(22)} ${fmt(row.enqueue)}${[row.rpsRatio, row.cpuRatio].map((v) => String(v).padStart(10)).join('')}`,
+    );
+  }
+  return results;
+}
+
 interface LongRun {
   seconds: number;
   idle: Memory;
@@ -272,6 +321,8 @@ const RELAY_ENV = {
   LOG_LEVEL: 'warn',
   // The Redis limiter stays on (its round trip is part of every /v1 request); the budget only never runs out.
   RATE_LIMIT_POINTS: '1000000',
+  // Likewise the byte budget of writes: every POST still pays its round trip, none is refused.
+  WRITE_BUDGET_BYTES: String(1024 ** 4),
   // Every benchmark client connects from 127.0.0.1.
   SOCKETS_PER_IP: '1000000',
 };
@@ -321,6 +372,16 @@ async function main(): Promise<void> {
     post = { rounds: postResults, median: medianSummary(postResults) };
     out();
   }
+  let push: { rounds: PushRound[]; rpsRatio: number; cpuRatio: number } | undefined;
+  if (phases.has('push') && withAction) {
+    const pushResults = await pushRounds(relay, raw);
+    push = {
+      rounds: pushResults,
+      rpsRatio: median(pushResults.map((r) => r.rpsRatio)),
+      cpuRatio: median(pushResults.map((r) => r.cpuRatio)),
+    };
+    out();
+  }
   const long = phases.has('long') && longSeconds > 0 ? await longRun(relay, withAction, idle) : undefined;
   const sockets = phases.has('sockets')
     ? await socketsPhase({
@@ -362,6 +423,10 @@ async function main(): Promise<void> {
     out(`GET CPU per request relay/bare: median ${m.cpuRatio}`);
   }
   if (post) out(`${'POST /v1/action relay'.padEnd(22)} ${fmt(post.median)}`);
+  if (push) {
+    out(`POST /v1/action throughput with/without the push enqueue: median ${push.rpsRatio}`);
+    out(`POST /v1/action CPU per request with/without the push enqueue: median ${push.cpuRatio}`);
+  }
   if (long) {
     out(
       `relay RSS after ${long.seconds} s: ${long.after.rssMb} MB (target < 150: ${verdict(long.after.rssMb < 150)})`,
@@ -392,6 +457,7 @@ async function main(): Promise<void> {
         startup: { relayReadyMs: relay.readyMs, bareReadyMs: bare.readyMs, compileMs },
         get,
         post,
+        push,
         long,
         sockets,
         raw,

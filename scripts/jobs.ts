@@ -4,12 +4,15 @@
  * redis-cli when you must, see docs/operations.md).
  */
 import { Queue, type Job } from 'bullmq';
-import { loadConfig } from '../src/config.js';
+import { once } from 'node:events';
+import { ConfigError, loadConfig } from '../src/config.js';
 import { SUPPORT_QUEUE } from '../src/queue/support-jobs.js';
 import { createRedis, waitReady } from '../src/redis/clients.js';
+import { redisAddress } from '../src/redis/outage-log.js';
 
 const PAGE = 100;
 const USAGE = 'usage: npm run jobs -- failed | retry <job id> | retry-all';
+const CONNECT_TIMEOUT_MS = 5000;
 
 function describe(job: Job): string {
   const failedAt = job.finishedOn ? new Date(job.finishedOn).toISOString() : '-';
@@ -30,7 +33,7 @@ async function retry(job: Job): Promise<void> {
   await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
 }
 
-async function run(queue: Queue, command: string | undefined, id: string | undefined): Promise<number> {
+async function run(queue: Queue, command: Command, id: string | undefined): Promise<number> {
   const write = (line: string) => process.stdout.write(line + '\n');
   switch (command) {
     case 'failed': {
@@ -44,8 +47,8 @@ async function run(queue: Queue, command: string | undefined, id: string | undef
       return 0;
     }
     case 'retry': {
-      const job = id ? await queue.getJob(id) : undefined;
-      if (!job) return fail(`no job ${id ?? '(missing id)'}`);
+      const job = await queue.getJob(id!);
+      if (!job) return fail(`no job ${id}`);
       const state = await job.getState();
       if (state !== 'failed') return fail(`job ${id} is ${state}, not failed`);
       await retry(job);
@@ -58,8 +61,6 @@ async function run(queue: Queue, command: string | undefined, id: string | undef
       write(`retrying ${jobs.length} failed job(s)`);
       return 0;
     }
-    default:
-      return fail(USAGE);
   }
 }
 
@@ -68,17 +69,51 @@ function fail(message: string): number {
   return 1;
 }
 
-const config = loadConfig();
-const redis = createRedis(config.redisUrl, 'failFast');
-let code: number;
-try {
-  await waitReady(redis, 5000);
-  const queue = new Queue(SUPPORT_QUEUE, { connection: redis });
-  code = await run(queue, process.argv[2], process.argv[3]);
-  await queue.close();
-} catch (err) {
-  code = fail(`jobs: ${(err as Error).message}`);
-} finally {
-  redis.disconnect();
+type Command = 'failed' | 'retry' | 'retry-all';
+
+/** The command line, checked before anything connects: a mistake gets the usage whether Redis answers or not. */
+function parseArgs([command, id, ...extra]: string[]): { command: Command; id?: string } | undefined {
+  if (extra.length > 0) return undefined;
+  if (command === 'retry') return id ? { command, id } : undefined;
+  if ((command === 'failed' || command === 'retry-all') && id === undefined) return { command };
+  return undefined;
 }
-process.exit(code);
+
+async function main(): Promise<number> {
+  const args = parseArgs(process.argv.slice(2));
+  if (!args) return fail(USAGE);
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) return fail(`jobs: invalid configuration: ${err.message}`);
+    throw err;
+  }
+  const redis = createRedis(config.redisUrl, 'failFast');
+  try {
+    try {
+      // The first failed connect is the answer: an operator waits for no retries.
+      const failed = once(redis, 'error').then(([err]) => Promise.reject(err as Error));
+      await Promise.race([waitReady(redis, CONNECT_TIMEOUT_MS), failed]);
+    } catch (err) {
+      return fail(
+        `jobs: cannot reach Redis at ${redisAddress(redis)} (REDIS_URL): ${(err as Error).message}`,
+      );
+    }
+    // No version check: its plain-text eviction warning would mix into this output. Without an error listener
+    // BullMQ prints raw stacks; a failure reaches the operator through the command that failed.
+    const queue = new Queue(SUPPORT_QUEUE, { connection: redis, skipVersionCheck: true });
+    queue.on('error', () => undefined);
+    try {
+      return await run(queue, args.command, args.id);
+    } finally {
+      await queue.close();
+    }
+  } catch (err) {
+    return fail(`jobs: ${(err as Error).message}`);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+process.exit(await main());

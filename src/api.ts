@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
+import { answerClientErrors } from './http/client-errors.js';
 import { listen } from './listen.js';
 import { errorFields, type Logger } from './log.js';
 import { Realtime } from './realtime/servers.js';
@@ -18,9 +19,10 @@ export interface ApiHandle extends RoleHandle {
 /** Starts the API role: its own Redis clients, the Koa app and an HTTP server with bounded timeouts. */
 export async function startApi(config: Config, log: Logger): Promise<ApiHandle> {
   const redis = createRedis(config.redisUrl, 'store');
+  const bulkRedis = createRedis(config.redisUrl, 'bulk');
   const limiterRedis = createRedis(config.redisUrl, 'limiter');
   const queueRedis = createRedis(config.redisUrl, 'failFast');
-  const actionStore = new ActionStore(redis, keysFor(config.keyPrefix), config.action.ttlSeconds);
+  const actionStore = new ActionStore(bulkRedis, keysFor(config.keyPrefix), config.action.ttlSeconds);
   const realtime = new Realtime({ config, log, store: actionStore, limiterRedis });
   let draining = false;
 
@@ -54,9 +56,10 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
     app.callback(),
   );
   server.headersTimeout = Math.min(15_000, config.requestTimeoutMs);
+  answerClientErrors(server, log);
   // Longer than common load balancers' idle timeout (60 s), so they close first and never reuse a dead socket.
   server.keepAliveTimeout = 65_000;
-  const url = await listen(server, config.port, config.host);
+  const url = await listen(server, config.port, config.host, 'PORT');
   log.info('api listening', { host: config.host, port: Number(new URL(url).port) });
   // In the background: with Redis away at start-up, the REST API answers (503s) meanwhile.
   void realtime
@@ -80,7 +83,7 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
       server.closeIdleConnections();
       await closed;
       clearTimeout(forced);
-      await Promise.allSettled([redis.quit(), limiterRedis.quit(), queueRedis.quit()]);
+      await Promise.allSettled([redis.quit(), bulkRedis.quit(), limiterRedis.quit(), queueRedis.quit()]);
       log.info('api stopped');
     },
   };

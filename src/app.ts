@@ -1,19 +1,20 @@
-import Router from '@koa/router';
 import type { Redis } from 'ioredis';
 import Koa from 'koa';
 import type { Config } from './config.js';
 import { accessLog } from './http/access-log.js';
 import type { RelayState } from './http/context.js';
+import { connectionGuard } from './http/connection-guard.js';
 import { corsPolicy } from './http/cors.js';
 import { errorEnvelope } from './http/error-envelope.js';
 import { sharedLimiter } from './http/limiters.js';
-import { rateLimit } from './http/rate-limit.js';
+import { rateLimit, writeBudget } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
+import { createRouter, isV1, unmatched } from './http/routing.js';
 import type { Logger } from './log.js';
 import { httpMetrics } from './metrics.js';
 import { partnerRegistry } from './partners.js';
 import { Upstream } from './providers/http.js';
-import { SupportProducer } from './queue/producer.js';
+import { PushProducer, SupportProducer } from './queue/producer.js';
 import { actionRoutes, type ActionEvents } from './routes/action.js';
 import { healthRoutes, type Readiness } from './routes/health.js';
 import { marketRoutes } from './routes/market.js';
@@ -39,13 +40,14 @@ export interface ApiDeps {
   /** The BullMQ producer's own fail-fast client: a job is acknowledged only once Redis has it. */
   queueRedis: Redis;
   readiness: Readiness;
-  /** The pair's mailbox, shared with the socket replay. */
+  /**
+   * The pair's mailbox, shared with the socket replay. On its own fail-fast client (`bulk`): megabyte payloads
+   * go through it, so a flood of large reads queues behind itself, never in front of other requests' commands.
+   */
   actionStore: ActionStore;
   /** Told of every stored action (the socket emitter). */
   actionEvents: ActionEvents;
 }
-
-const isV1 = (path: string) => path.startsWith('/v1/') || path === '/v1';
 
 /** The Koa app: middleware in request order, then every resource's routes. */
 export function buildApp(deps: ApiDeps): Koa<RelayState> {
@@ -57,10 +59,26 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
   app.silent = true;
 
   const keys = keysFor(config.keyPrefix);
-  const router = new Router<RelayState>();
+  const router = createRouter();
   healthRoutes(router, deps.readiness);
-  syncRoutes(router, new SyncStore(redis, keys, config.sync));
-  actionRoutes(router, deps.actionStore, config.action.ttlSeconds, deps.actionEvents);
+  const bytesWritten = writeBudget(
+    sharedLimiter(
+      deps.limiterRedis,
+      config.keyPrefix,
+      'bytes',
+      config.writeBudget.bytes,
+      config.writeBudget.windowSeconds,
+    ),
+  );
+  syncRoutes(router, new SyncStore(redis, keys, config.sync), bytesWritten);
+  actionRoutes(
+    router,
+    deps.actionStore,
+    config.action.ttlSeconds,
+    bytesWritten,
+    new PushProducer(deps.queueRedis, config.push, config.action.ttlSeconds, log),
+    deps.actionEvents,
+  );
   tokenRoutes(router, new TokenStore(redis, keys));
   servicesRoutes(router, config.services);
   const marketStore = new MarketStore(redis, keys);
@@ -73,7 +91,7 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
   );
   supportRoutes(
     router,
-    new SupportProducer(deps.queueRedis, config.support.delivery, log),
+    new SupportProducer(deps.queueRedis, keys, config.support.delivery, log),
     sharedLimiter(
       deps.limiterRedis,
       config.keyPrefix,
@@ -97,12 +115,13 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
     await next();
   });
   app.use(requestId(log));
+  app.use(connectionGuard(config.connections));
   app.use(accessLog());
   app.use(httpMetrics());
   app.use(errorEnvelope());
   app.use(corsPolicy(config.corsOrigins));
   app.use(rateLimit(globalLimiter, config.rateLimit.points, isV1));
+  app.use(unmatched(router));
   app.use(router.routes());
-  app.use(router.allowedMethods());
   return app;
 }

@@ -1,3 +1,4 @@
+import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { EVM_CHAINS, MEMPOOL_FEE_CHAINS, UTXO_CHAINS, type EvmChain } from './chains.js';
 
@@ -11,6 +12,8 @@ export interface Config {
   keyPrefix: string;
   role: Role;
   logLevel: LogLevel;
+  /** While a failure lasts (an upstream, Redis), one summary line per this period instead of a line each time. */
+  logSummarySeconds: number;
   /** How long SIGTERM waits for in-flight requests and the active job before giving up. */
   shutdownTimeoutMs: number;
   /** Longest time a client may take to send a whole request (slow uploads are cut off with 408). */
@@ -20,9 +23,14 @@ export interface Config {
   sync: { ttlSeconds: number; readGraceSeconds: number };
   action: { ttlSeconds: number };
   rateLimit: { points: number; windowSeconds: number; trustProxyHops: number };
+  /** Bytes of request bodies one client IP may have stored (actions, sync) per window: bounds its Redis use. */
+  writeBudget: { bytes: number; windowSeconds: number };
+  /** Connections whose responses are not read: how long a written response may wait, and pipelining depth. */
+  connections: { drainTimeoutMs: number; maxInFlight: number };
   corsOrigins: '*' | string[];
   services: Record<string, unknown>;
   support: SupportConfig;
+  push: PushConfig;
   market: MarketConfig;
   sign: { perMinute: number; onramperSecret: string | undefined };
   /** Open socket.io connections per client IP on one pod (SPEC §10). */
@@ -50,6 +58,29 @@ export interface DeliveryConfig {
   /** A job whose worker stops renewing this lock (crash, SIGKILL) is handed to another worker. */
   lockMs: number;
   stalledCheckMs: number;
+}
+
+export interface PushConfig {
+  provider: 'fcm' | 'log';
+  /** Read and checked at start-up of a role that sends pushes (worker, all); absent with `log` and on API pods. */
+  serviceAccount: ServiceAccount | undefined;
+  fcmApiUrl: string;
+  timeoutMs: number;
+  /**
+   * First retry delay of a job whose tokens failed temporarily; each further attempt doubles it (with jitter).
+   * Stored on each job by the API, like `maxAttempts`.
+   */
+  retryBaseMs: number;
+  maxAttempts: number;
+}
+
+/** The fields of a Google service-account JSON key that FCM HTTP v1 needs. */
+export interface ServiceAccount {
+  projectId: string;
+  clientEmail: string;
+  /** PEM; checked to parse as a private key at start-up. */
+  privateKey: string;
+  tokenUri: string;
 }
 
 export interface MarketConfig {
@@ -217,6 +248,61 @@ function withConfigFile(source: Source): Source {
   return { ...fromFile, ...source };
 }
 
+const SERVICE_ACCOUNT_VAR = 'FCM_SERVICE_ACCOUNT_FILE';
+
+/** A Google service-account key file, or a ConfigError naming FCM_SERVICE_ACCOUNT_FILE (never its contents). */
+function readServiceAccount(file: string): ServiceAccount {
+  const bad = (why: string) => new ConfigError(`${SERVICE_ACCOUNT_VAR} ${file} ${why}`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw bad(
+      err instanceof SyntaxError ? 'is not JSON' : `cannot be read (${(err as NodeJS.ErrnoException).code})`,
+    );
+  }
+  const fields = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
+  if (fields.type !== 'service_account')
+    throw bad('is not a service-account key ("type" is not "service_account")');
+  for (const name of ['project_id', 'client_email', 'private_key', 'token_uri']) {
+    if (typeof fields[name] !== 'string' || fields[name] === '') throw bad(`has no "${name}"`);
+  }
+  const account = {
+    projectId: fields.project_id as string,
+    clientEmail: fields.client_email as string,
+    privateKey: fields.private_key as string,
+    tokenUri: fields.token_uri as string,
+  };
+  try {
+    createPrivateKey(account.privateKey);
+  } catch {
+    throw bad('has a "private_key" that is not a PEM private key');
+  }
+  if (!/^https?:\/\//.test(account.tokenUri)) throw bad('has a "token_uri" that is not an http(s) URL');
+  return account;
+}
+
+/**
+ * FCM without its key would fail every push: the roles that send refuse to start instead. API pods only enqueue,
+ * so they need neither the file nor the variable, and the key stays off them.
+ */
+function readPush(env: EnvReader, role: Role): PushConfig {
+  const provider = env.oneOf('PUSH_PROVIDER', 'log', ['fcm', 'log'] as const);
+  const file = env.optional(SERVICE_ACCOUNT_VAR);
+  const sends = provider === 'fcm' && role !== 'api';
+  if (sends && file === undefined) {
+    throw new ConfigError(`${SERVICE_ACCOUNT_VAR} is required when PUSH_PROVIDER=fcm`);
+  }
+  return {
+    provider,
+    serviceAccount: sends ? readServiceAccount(file!) : undefined,
+    fcmApiUrl: env.url('FCM_API_URL', 'https://fcm.googleapis.com'),
+    timeoutMs: env.int('PUSH_TIMEOUT_MS', 10_000, 100, 60_000),
+    retryBaseMs: env.int('PUSH_RETRY_BASE_MS', 2_000, 10, 600_000),
+    maxAttempts: env.int('PUSH_MAX_ATTEMPTS', 8, 1, 100),
+  };
+}
+
 const PROVIDER_NEEDS: Record<SupportConfig['provider'], (support: SupportConfig) => Record<string, unknown>> =
   {
     freshdesk: (s) => ({ FRESHDESK_URL: s.freshdesk.url, FRESHDESK_API_KEY: s.freshdesk.apiKey }),
@@ -240,6 +326,7 @@ function checkProvider(support: SupportConfig): void {
 
 function read(env: EnvReader): Config {
   const corsOrigins = env.string('CORS_ORIGINS', '*');
+  const role = env.oneOf('RELAY_ROLE', 'all', ['api', 'worker', 'all'] as const);
   const evmRpc = {} as Record<EvmChain, string>;
   for (const chain of EVM_CHAINS) {
     evmRpc[chain] = env.url(`EVM_RPC_${chain.toUpperCase()}`, DEFAULT_EVM_RPC[chain]);
@@ -250,8 +337,9 @@ function read(env: EnvReader): Config {
     redisUrlExplicit: env.has('REDIS_URL'),
     redisUrl: env.url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
     keyPrefix: env.string('KEY_PREFIX', 'relay:'),
-    role: env.oneOf('RELAY_ROLE', 'all', ['api', 'worker', 'all'] as const),
+    role,
     logLevel: env.oneOf('LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error'] as const),
+    logSummarySeconds: env.int('LOG_SUMMARY_SECONDS', 300, 1, 86_400),
     shutdownTimeoutMs: env.int('SHUTDOWN_TIMEOUT_MS', 20_000, 0, 600_000),
     requestTimeoutMs: env.int('HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
     metricsPort: env.int('METRICS_PORT', 9464, 0, 65535),
@@ -264,6 +352,15 @@ function read(env: EnvReader): Config {
       points: env.int('RATE_LIMIT_POINTS', 120, 1, 1_000_000),
       windowSeconds: env.int('RATE_LIMIT_WINDOW_SECONDS', 30, 1, 86_400),
       trustProxyHops: env.int('TRUST_PROXY_HOPS', 0, 0, 10),
+    },
+    writeBudget: {
+      // At least one largest action body (2 MiB), or that action could never be written.
+      bytes: env.int('WRITE_BUDGET_BYTES', 16 * 1024 * 1024, 2 * 1024 * 1024, 1024 ** 4),
+      windowSeconds: env.int('WRITE_BUDGET_WINDOW_SECONDS', 900, 1, 86_400),
+    },
+    connections: {
+      drainTimeoutMs: env.int('HTTP_DRAIN_TIMEOUT_MS', 10_000, 100, 600_000),
+      maxInFlight: env.int('HTTP_MAX_PIPELINED', 8, 1, 1000),
     },
     corsOrigins:
       corsOrigins === '*'
@@ -294,6 +391,7 @@ function read(env: EnvReader): Config {
         stalledCheckMs: env.int('HELPDESK_STALLED_CHECK_MS', 30_000, 100, 600_000),
       },
     },
+    push: readPush(env, role),
     market: {
       ratesCryptoUrl: env.url('RATES_CRYPTO_URL', 'https://api.coingecko.com/api/v3'),
       ratesFiatUrl: env.url('RATES_FIAT_URL', 'https://open.er-api.com/v6/latest/USD'),

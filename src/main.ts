@@ -1,65 +1,85 @@
 import { startApi } from './api.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { createLogger, errorFields } from './log.js';
+import { captureConsole, createLogger, errorFields, type Logger } from './log.js';
 import { startMetricsServer } from './metrics.js';
+import { logRedisOutages } from './redis/clients.js';
 import { redisForLaptop } from './redis/dev-redis.js';
+import { reportRedisSettings } from './redis/settings-report.js';
 import { settlesWithin, type RoleHandle } from './role.js';
 import { startWorker } from '../worker/main.js';
+
+/** One line on stderr and a non-zero exit: for what stops start-up before the relay has said anything. */
+function refuse(message: string, code: number): never {
+  process.stderr.write(`multisig-relay: ${message}\n`);
+  process.exit(code);
+}
 
 function configOrExit(): Config {
   try {
     return loadConfig();
   } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`multisig-relay: invalid configuration: ${err.message}\n`);
-      process.exit(2);
-    }
+    if (err instanceof ConfigError) refuse(`invalid configuration: ${err.message}`, 2);
     throw err;
   }
 }
 
 const config = configOrExit();
 const log = createLogger(config.logLevel, { service: 'multisig-relay', role: config.role });
+const summaryMs = config.logSummarySeconds * 1000;
+captureConsole(log, summaryMs);
+logRedisOutages(log, summaryMs);
 
 process.on('unhandledRejection', (reason) => log.error('unhandled rejection', errorFields(reason)));
-
-try {
-  if (!config.redisUrlExplicit) config.redisUrl = await redisForLaptop(config.redisUrl, log);
-} catch (err) {
-  process.stderr.write(`multisig-relay: ${(err as Error).message}\n`);
-  process.exit(1);
-}
 
 /** Room beyond SHUTDOWN_TIMEOUT_MS for releasing jobs and closing connections. */
 const SHUTDOWN_SLACK_MS = 5000;
 
-const roles: RoleHandle[] = [];
+const ROLE_STARTERS: Record<Config['role'], ((config: Config, log: Logger) => Promise<RoleHandle>)[]> = {
+  api: [startApi],
+  worker: [startWorker],
+  all: [startApi, startWorker],
+};
+
+/** Stopped after the roles, so the last scrape before exit sees the final counts. */
 let metrics: RoleHandle | undefined;
+/** The roles and the Redis settings report, as far as they started. */
+const started: RoleHandle[] = [];
 let stopping = false;
 
-async function startRoles(): Promise<void> {
-  if (config.role !== 'worker') roles.push(await startApi(config, log));
-  if (config.role !== 'api') roles.push(await startWorker(config, log));
-  // Started after the roles and stopped after them, so the last scrape before exit sees the final counts.
+/**
+ * Nothing here waits for Redis: the roles connect on their own, so /healthz answers and SIGTERM is honoured
+ * while Redis is away. Every listener is bound before any is announced, so a busy port fails on its own line.
+ */
+async function startUp(): Promise<void> {
   metrics = await startMetricsServer(config, log);
+  if (!config.redisUrlExplicit) config.redisUrl = await redisForLaptop(config.redisUrl, log);
+  for (const start of ROLE_STARTERS[config.role]) {
+    if (stopping) return;
+    started.push(await start(config, log));
+  }
+  started.push(reportRedisSettings(config.redisUrl, log));
+  if (metrics) log.info('metrics listening', { host: config.host, port: config.metricsPort });
 }
 
-// Handlers first: a SIGTERM that arrives while the roles start waits for them, then drains them cleanly.
-const started = startRoles();
+const starting = startUp();
 
 async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
   log.info('shutting down', { signal });
+  // Start-up never waits on Redis, so waiting for it is short; the watchdog below bounds it all the same.
+  const drained = starting
+    .catch(() => undefined)
+    .then(async () => {
+      // Each role bounds its own drain by SHUTDOWN_TIMEOUT_MS; draining them side by side keeps `all` within it.
+      await Promise.all(started.map((handle) => handle.stop()));
+      await metrics?.stop();
+    });
+  if (!(await settlesWithin(drained, config.shutdownTimeoutMs + SHUTDOWN_SLACK_MS))) {
+    log.error('shutdown did not finish in time; exiting anyway');
+    process.exit(1);
+  }
   try {
-    await started.catch(() => undefined);
-    // Each role bounds its own drain by SHUTDOWN_TIMEOUT_MS; draining them side by side keeps `all` within it.
-    // The watchdog is the last resort should a step still hang: the process must leave within the grace period.
-    const drained = Promise.all(roles.map((role) => role.stop())).then(() => metrics?.stop());
-    if (!(await settlesWithin(drained, config.shutdownTimeoutMs + SHUTDOWN_SLACK_MS))) {
-      log.error('shutdown did not finish in time; exiting anyway');
-      process.exit(1);
-    }
     await drained;
     process.exit(0);
   } catch (err) {
@@ -71,8 +91,7 @@ process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 
 try {
-  await started;
+  await starting;
 } catch (err) {
-  log.error('start-up failed', errorFields(err));
-  process.exit(1);
+  refuse(err instanceof Error ? err.message : String(err), 1);
 }

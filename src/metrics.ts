@@ -102,6 +102,26 @@ export const socketMetrics = {
   adapterError: (path: string) => socketAdapterErrors.inc({ path }),
 };
 
+const pushMessages = new Counter({
+  name: 'relay_push_messages_total',
+  help: 'Push messages by outcome (sent: accepted by the provider; token_removed: the provider refused the token for good, it was removed; failed: not delivered, not retried further).',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+const pushSkipped = new Counter({
+  name: 'relay_push_skipped_total',
+  help: 'Push jobs that sent nothing, by reason (superseded: the mailbox holds a newer record; expired; no_tokens).',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+});
+
+const pushEnqueueMisses = new Counter({
+  name: 'relay_push_enqueue_misses_total',
+  help: 'Stored actions whose push job could not be queued (the action was still stored and answered 200).',
+  registers: [registry],
+});
+
 const QUEUE_STATES: JobType[] = [
   'waiting',
   'prioritized',
@@ -168,6 +188,20 @@ export function recordRedisClientError(client: string): void {
   redisClientErrors.inc({ client });
 }
 
+export type PushOutcome = 'sent' | 'token_removed' | 'failed';
+
+export function recordPushMessages(outcome: PushOutcome, count: number): void {
+  if (count > 0) pushMessages.inc({ outcome }, count);
+}
+
+export function recordPushSkipped(reason: 'superseded' | 'expired' | 'no_tokens'): void {
+  pushSkipped.inc({ reason });
+}
+
+export function recordPushEnqueueMiss(): void {
+  pushEnqueueMisses.inc();
+}
+
 /** Counts a BullMQ worker's job outcomes; call once per Worker the worker role creates. */
 export function instrumentWorker(worker: Worker): void {
   worker.on('completed', () => jobOutcomes.inc({ queue: worker.name, outcome: 'completed' }));
@@ -221,8 +255,8 @@ export async function startMetricsServer(config: Config, log: Logger): Promise<M
   if (config.metricsPort === 0) return undefined;
   const server = createServer((req, res) => void answer(req, res, log));
   server.requestTimeout = 10_000;
-  const url = await listen(server, config.metricsPort, config.host);
-  log.info('metrics listening', { host: config.host, port: config.metricsPort });
+  // Announced by main once every listener is up: a busy port must fail before anything says "listening".
+  const url = await listen(server, config.metricsPort, config.host, 'METRICS_PORT');
   return {
     url,
     async stop() {

@@ -1,9 +1,10 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
+import { parseAllDocuments } from 'yaml';
 import { knownEnvVars, loadConfig, type Config } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { startMetricsServer, type MetricsHandle } from '../src/metrics.js';
@@ -99,6 +100,37 @@ describe('deployment manifests', () => {
       );
       const images = relayWorkloads().map((w) => container(w).image);
       expect(kustomization!.images.map((i: Manifest) => i.name)).to.deep.equal([...new Set(images)]);
+    });
+
+    // .ci/run installs kubectl; a developer's machine without it still runs every other check.
+    if (spawnSync('kubectl', ['version', '--client'], { stdio: 'ignore' }).status === 0) {
+      it('kubectl kustomize k8s/ builds every listed object, labelled, valid, with the image renamed', async () => {
+        const { stdout } = await promisify(execFile)('kubectl', ['kustomize', 'k8s/'], { cwd: repoRoot });
+        const built = parseAllDocuments(stdout).map((document) => document.toJS() as Manifest);
+        const id = (doc: Manifest) => `${doc.kind}/${doc.metadata.name}`;
+        const listed = docs.filter(
+          ({ file }) => !NOT_APPLIED.includes(file) && file !== 'kustomization.yaml',
+        );
+        expect(built.map(id).sort()).to.deep.equal(listed.map(({ doc }) => id(doc)).sort());
+        for (const doc of built) {
+          expect(doc.metadata.labels?.['app.kubernetes.io/part-of'], id(doc)).to.equal(RELAY);
+          expect(kubernetesErrors(doc), id(doc)).to.equal(undefined);
+        }
+        const [{ newName, newTag }] = ofKind(docs, 'Kustomization')[0]!.images;
+        const images = built.filter((doc) => doc.kind === 'Deployment').map((doc) => container(doc).image);
+        expect(images).to.deep.equal([`${newName}:${newTag}`, `${newName}:${newTag}`]);
+      });
+    }
+
+    it("every `kubectl apply` in the README and docs/operations.md names the operations guide's namespace", () => {
+      const applies = (file: string) =>
+        [...readRepoFile(file).matchAll(/kubectl apply [^`]*/g)].map((m) => m[0]);
+      const guide = applies('docs/operations.md');
+      const namespaces = new Set(guide.map((command) => / -n (\S+)/.exec(command)?.[1]));
+      expect([...namespaces]).to.deep.equal([RELAY]);
+      const readme = applies('README.md');
+      expect(readme).to.not.deep.equal([]);
+      for (const command of readme) expect(command).to.include(` -n ${RELAY}`);
     });
 
     it('docker-compose.yml is valid for the Compose spec', function () {

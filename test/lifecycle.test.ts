@@ -1,25 +1,14 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { request } from 'node:http';
 import { expect } from 'chai';
 import { knownEnvVars, loadConfig } from '../src/config.js';
 import { freePort } from '../src/redis/server.js';
 import { testEnv, waitUntilReady } from './helpers/api.js';
+import { exitOf, spawnNode } from './helpers/child.js';
 import { waitFor } from './helpers/wait.js';
 import { redis, testRedis } from './helpers/redis.js';
 
 const MAIN = ['--import=tsx', 'src/main.ts'];
-
-/** The child's exit code, or 'still running' after `timeoutMs` (so a hung child fails the test, not the run). */
-function exitOf(child: ChildProcess, timeoutMs = 20_000): Promise<number | null | 'still running'> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve(child.exitCode);
-    const timer = setTimeout(() => resolve('still running'), timeoutMs);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve(code);
-    });
-  });
-}
 
 describe('process lifecycle', () => {
   it('SIGTERM: readiness stops saying ready, the in-flight request completes, exit code 0', async function () {
@@ -86,27 +75,19 @@ describe('process lifecycle', () => {
       RELAY_ROLE: 'all',
       SHUTDOWN_TIMEOUT_MS: '1000',
     });
-    const child = spawn(process.execPath, MAIN, { env: { ...process.env, ...env }, stdio: 'ignore' });
+    const child = spawnNode(['src/main.ts'], env);
     try {
-      // The metrics listener starts after every role, so its /healthz means the workers are up too.
+      // Announced once every role has started.
+      await waitFor('the relay to start', () => child.stdout.includes('"msg":"metrics listening"'), 20_000);
       await waitUntilReady(`http://127.0.0.1:${port}`, 20_000);
-      await waitFor(
-        'the metrics listener',
-        () =>
-          fetch(`http://127.0.0.1:${metricsPort}/healthz`).then(
-            (r) => r.ok,
-            () => false,
-          ),
-        20_000,
-      );
       await testRedis().stop();
       const signalled = Date.now();
-      child.kill('SIGTERM');
-      expect(await exitOf(child)).to.equal(0);
+      child.process.kill('SIGTERM');
+      expect(await child.exit()).to.equal(0);
       // SHUTDOWN_TIMEOUT_MS plus the release and close allowances, far below a pod's grace period
       expect(Date.now() - signalled).to.be.below(15_000);
     } finally {
-      child.kill('SIGKILL');
+      child.kill();
       await testRedis().start();
     }
   });
@@ -207,6 +188,9 @@ describe('process lifecycle', () => {
         'ONRAMPER_SECRET',
         'SERVICES',
         'LOG_LEVEL',
+        'PUSH_PROVIDER',
+        'FCM_SERVICE_ACCOUNT_FILE',
+        'FCM_API_URL',
       ]) {
         expect(known, name).to.include(name);
       }

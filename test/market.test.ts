@@ -78,31 +78,33 @@ describe('GET /v1/rates and GET /v1/networkfees (refreshed by the worker)', () =
   let storeRedis: Redis;
   let jobs: ReturnType<typeof refreshJobs>;
   let workerLogs: Record<string, unknown>[];
+  let env: Record<string, string>;
 
   before(async () => {
     await fakes.start();
-    const env = { ...fakes.env(), FEES_FIXED_SAT_VB: '{"doge":500}' };
+    env = { ...fakes.env(), FEES_FIXED_SAT_VB: '{"doge":500}' };
     api = await startTestApi(env);
     storeRedis = createRedis(api.config.redisUrl, 'store');
-    workerLogs = [];
-    const config = loadConfig(testEnv(env));
-    const log = createLogger('debug', {}, (line) => workerLogs.push(JSON.parse(line)));
-    jobs = refreshJobs(config, log, new MarketStore(storeRedis, keysFor(config.keyPrefix)));
   });
   after(async () => {
     storeRedis.disconnect();
     await api.stop();
     await fakes.stop();
   });
+  // A fresh worker per test: what a provider's failures log depends on whether it was failing before.
   beforeEach(() => {
     fakes.reset();
-    workerLogs.length = 0;
+    workerLogs = [];
+    const config = loadConfig(testEnv(env));
+    const log = createLogger('debug', {}, (line) => workerLogs.push(JSON.parse(line)));
+    jobs = refreshJobs(config, log, new MarketStore(storeRedis, keysFor(config.keyPrefix)));
   });
 
   const rates = () => get(api.url, '/v1/rates');
   const fees = () => get(api.url, '/v1/networkfees');
   const failures = () =>
     workerLogs.filter((line) => line.msg === 'market provider failed; keeping the last good value');
+  const messages = () => workerLogs.filter((line) => line.level !== 'debug').map((line) => line.msg);
 
   it('503 for both before the first fetch', async () => {
     const r = await rates();
@@ -145,11 +147,47 @@ describe('GET /v1/rates and GET /v1/networkfees (refreshed by the worker)', () =
     expect(fakes.fiat.requests.map((r) => r.path)).to.deep.equal(['/v6/latest/USD']);
   });
 
-  it('rates stay 503 while only one of the two providers ever answered', async () => {
+  it('rates stay 503 while only one of the two providers ever answered; no "last good value" is claimed', async () => {
     fakes.crypto.respond(() => ({ status: 500 }));
     await jobs.rates();
     expect((await rates()).status).to.equal(503);
-    expect(failures().map((line) => line.provider)).to.deep.equal(['crypto']);
+    expect(failures()).to.deep.equal([]);
+    const failed = workerLogs.filter((line) => line.msg === 'market provider failed; no value yet');
+    expect(failed.map((line) => [line.level, line.provider, line.err])).to.deep.equal([
+      ['warn', 'crypto', `${new URL(fakes.crypto.url).host}: HTTP 500`],
+    ]);
+  });
+
+  it('a provider failing at every refresh is logged once, then once more when it recovers', async () => {
+    await jobs.rates();
+    fakes.crypto.respond(() => ({ status: 502 }));
+    for (let i = 0; i < 5; i++) await jobs.rates();
+    expect(messages()).to.deep.equal(['market provider failed; keeping the last good value']);
+    fakes.reset();
+    await jobs.rates();
+    await jobs.rates();
+    expect(messages()).to.deep.equal([
+      'market provider failed; keeping the last good value',
+      'market provider recovered',
+    ]);
+    expect(workerLogs.at(-1)).to.include({ provider: 'crypto', occurrences: 5 });
+  });
+
+  it('while a provider keeps failing, a summary with the count once per LOG_SUMMARY_SECONDS', async () => {
+    const log = createLogger('debug', {}, (line) => workerLogs.push(JSON.parse(line)));
+    const config = loadConfig(testEnv({ ...env, LOG_SUMMARY_SECONDS: '1' }));
+    jobs = refreshJobs(config, log, new MarketStore(storeRedis, keysFor(config.keyPrefix)));
+    fakes.fiat.respond(() => ({ drop: true }));
+    await jobs.rates();
+    await jobs.rates();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await jobs.rates();
+    await jobs.rates();
+    expect(messages()).to.deep.equal([
+      'market provider failed; no value yet',
+      'market provider still failing',
+    ]);
+    expect(workerLogs.at(-1)).to.include({ provider: 'fiat', occurrences: 3 });
   });
 
   it('a failing provider keeps the last good rates (updatedAt shows their age)', async () => {
@@ -256,7 +294,7 @@ describe('GET /v1/rates and GET /v1/networkfees (refreshed by the worker)', () =
     await jobs.fees();
     const coins = withoutTimes((await fees()).body.data).map((e) => (e as { coin: string }).coin);
     expect(coins).to.deep.equal(UTXO_CHAINS.filter((chain) => chain !== 'btc'));
-    expect(failures()).to.have.length(8);
+    expect(messages()).to.deep.equal(Array(8).fill('market provider failed; no value yet'));
   });
 });
 

@@ -94,6 +94,17 @@ describe('metrics', () => {
       expect(gets(before, after, 'unmatched', '404')).to.equal(1);
     });
 
+    it('a 405 is counted under its route, not "unmatched"', async () => {
+      const before = await scrape();
+      const res = await fetch(`${api.url}/v1/sync/someone`, { method: 'DELETE' });
+      expect(res.status).to.equal(405);
+      const after = await scrape();
+      const count = (route: string) =>
+        delta(before, after, 'relay_http_requests_total', { method: 'DELETE', route, status: '405' });
+      expect(count('/v1/sync/:id')).to.equal(1);
+      expect(count('unmatched')).to.equal(0);
+    });
+
     it('times requests in a histogram with cumulative buckets', async () => {
       const before = await scrape();
       await get(api.url, '/v1/services');

@@ -5,7 +5,7 @@ import type { RoleHandle } from '../src/role.js';
 import { startRefresh } from '../worker/refresh.js';
 import { get, startTestApi, testEnv } from './helpers/api.js';
 import { MarketFakes } from './helpers/market-fakes.js';
-import { redis } from './helpers/redis.js';
+import { redis, testRedis } from './helpers/redis.js';
 
 async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 8000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -42,6 +42,28 @@ describe('market refresh job schedulers (BullMQ)', () => {
       `gaps between price fetches: ${gaps.join(', ')} ms`,
     ).to.equal(true);
     expect(await redis().zrange('bull:refresh:repeat', 0, -1)).to.have.members(['fees', 'rates']);
+  });
+
+  const refreshesAgain = async () => {
+    await waitFor(async () => (await redis().exists('relay:rates', 'relay:fees')) === 2);
+    const seen = fakes.crypto.requests.length;
+    await waitFor(() => fakes.crypto.requests.length > seen);
+    expect(await redis().zrange('bull:refresh:repeat', 0, -1)).to.have.members(['fees', 'rates']);
+  };
+
+  it('Redis losing its data (FLUSHALL): the worker re-creates its schedules and rates and fees come back', async () => {
+    await start();
+    await waitFor(async () => (await redis().exists('relay:rates', 'relay:fees')) === 2);
+    await redis().flushall();
+    await refreshesAgain();
+  });
+
+  it('Redis restarted without persistence: the schedules are re-created after the reconnect', async () => {
+    await start();
+    await waitFor(async () => (await redis().exists('relay:rates', 'relay:fees')) === 2);
+    await testRedis().stop();
+    await testRedis().start();
+    await refreshesAgain();
   });
 
   it('the API serves what the worker fetched, starting right after the worker starts', async () => {

@@ -223,6 +223,31 @@ describe('support submissions: per-IP limit and Redis outages', () => {
     }
   });
 
+  it("a repeated submission, even several at once, does not use up one of the day's submissions", async () => {
+    const api = await startTestApi({ SUBMISSIONS_PER_DAY: '2' });
+    try {
+      const first = await post(api.url, '/v1/ticket', ticket);
+      expect(first.status).to.equal(200);
+      const repeats = await Promise.all([
+        post(api.url, '/v1/ticket', ticket),
+        ...Array.from({ length: 4 }, () => post(api.url, '/v1/contact', contact)),
+      ]);
+      expect(repeats.map((r) => r.status)).to.deep.equal([200, 200, 200, 200, 200]);
+      expect(repeats[0]!.body).to.deep.equal(first.body);
+      const contactIds = new Set(repeats.slice(1).map((r) => r.body.data.id));
+      expect(contactIds.size).to.equal(1);
+      expect(await redis().get('relay:rl:submissions:127.0.0.1')).to.equal('2');
+      expect((await post(api.url, '/v1/ticket', ticket)).status).to.equal(200);
+      const third = await post(api.url, '/v1/ticket', { ...ticket, subject: 'Another' });
+      expect(third.status).to.equal(429);
+      expect(await redis().llen('bull:support:wait')).to.equal(2);
+      // The refused form was not counted as seen: on another day it is a first submission.
+      expect(await redis().keys('relay:support:counted:*')).to.have.length(2);
+    } finally {
+      await api.stop();
+    }
+  });
+
   it('Redis down at submission → 503 with Retry-After, never "queued"; once Redis is back submissions queue again', async () => {
     const api = await startTestApi();
     try {

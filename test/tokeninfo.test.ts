@@ -7,6 +7,7 @@ import {
   abiUint,
   jsonRpcNode,
   rpcMethods,
+  type RpcAnswer,
   type RpcHandler,
 } from './helpers/json-rpc.js';
 import { redis } from './helpers/redis.js';
@@ -14,20 +15,21 @@ import { redis } from './helpers/redis.js';
 const USDC = '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48';
 const usdc = USDC.toLowerCase();
 const SELECTORS = { '0x06fdde03': 'name', '0x95d89b41': 'symbol', '0x313ce567': 'decimals' } as const;
-const REVERTED = { error: { code: 3, message: 'execution reverted' } };
+const REVERTED: RpcAnswer = { error: { code: 3, message: 'execution reverted' } };
 
-/** A node holding one ERC-20 contract answering with the given return data (undefined: it reverts). */
-function tokenNode(answers: {
-  name?: string;
-  symbol?: string;
-  decimals?: string;
-  code?: string;
-}): RpcHandler {
+/**
+ * A node holding one ERC-20 contract answering with the given return data (undefined: the call fails with
+ * `failure`, a revert unless told otherwise).
+ */
+function tokenNode(
+  answers: { name?: string; symbol?: string; decimals?: string; code?: string },
+  failure = REVERTED,
+): RpcHandler {
   return (method, params) => {
     if (method === 'eth_getCode') return { result: answers.code ?? '0x6080604052' };
     const call = params[0] as { data: keyof typeof SELECTORS };
     const data = answers[SELECTORS[call.data]];
-    return data === undefined ? REVERTED : { result: data };
+    return data === undefined ? failure : { result: data };
   };
 }
 
@@ -113,6 +115,27 @@ describe('GET /v1/tokeninfo/{network}/{address}', () => {
     expect(await redis().ttl(`relay:tokeninfo:eth:${usdc}`)).to.be.within(595, 600);
   });
 
+  // Nodes word a revert differently: geth before 1.10 says -32000 "execution reverted", Nethermind and Erigon
+  // attach the revert data under another code.
+  const reverts: [string, RpcAnswer][] = [
+    ['-32000 "execution reverted"', { error: { code: -32000, message: 'execution reverted' } }],
+    [
+      'revert data 0x under another code',
+      { error: { code: -32015, message: 'VM execution error.', data: '0x' } },
+    ],
+  ];
+  for (const [label, failure] of reverts) {
+    it(`404, cached, when the calls revert with ${label}`, async () => {
+      node.respond(jsonRpcNode(tokenNode({}, failure)));
+      const res = await get(api.url, `/v1/tokeninfo/eth/${USDC}`);
+      expect(res.status).to.equal(404);
+      expect(res.body).to.deep.equal(
+        errorBody(res, 'NOT_FOUND', 'This address is not a token contract on this network.'),
+      );
+      expect(JSON.parse((await redis().get(`relay:tokeninfo:eth:${usdc}`))!)).to.deep.equal({ found: false });
+    });
+  }
+
   const failures: [string, string, () => void][] = [
     ['an HTTP 500', 'HTTP 500', () => node.respond(() => ({ status: 500, body: { error: 'down' } }))],
     ['a dropped connection', 'ECONNRESET', () => node.respond(() => ({ drop: true }))],
@@ -136,6 +159,12 @@ describe('GET /v1/tokeninfo/{network}/{address}', () => {
       'a node error that is not a revert',
       'failed at the node',
       () => node.respond(jsonRpcNode(() => ({ error: { code: -32005, message: 'limit exceeded' } }))),
+    ],
+    [
+      'a lagging node: the contract exists but its calls fail with -32000 "header not found"',
+      'symbol() failed at the node',
+      () =>
+        node.respond(jsonRpcNode(tokenNode({}, { error: { code: -32000, message: 'header not found' } }))),
     ],
     [
       'a 2 MB answer',

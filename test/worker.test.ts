@@ -3,8 +3,9 @@ import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { once } from 'node:events';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { retryAfterMs } from '../src/providers/helpdesk/http.js';
+import { retryAfterMs } from '../src/providers/http.js';
 import { post, startTestApi, testEnv, type TestApi } from './helpers/api.js';
+import { runNode } from './helpers/child.js';
 import { FakeUpstream, type RecordedRequest } from './helpers/fake-upstream.js';
 import { redis } from './helpers/redis.js';
 import { waitFor } from './helpers/wait.js';
@@ -337,23 +338,9 @@ describe('support worker: delivery to the helpdesk', () => {
   });
 });
 
-interface ScriptResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** `npm run jobs -- <args>` as an operator runs it (without npm's banner), against the test Redis. */
-async function jobsScript(...args: string[]): Promise<ScriptResult> {
-  const child = spawn(process.execPath, ['--import=tsx', 'scripts/jobs.ts', ...args], {
-    env: { ...process.env, ...testEnv() },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stdout, stderr };
+function jobsScript(...args: string[]) {
+  return runNode(['scripts/jobs.ts', ...args], testEnv());
 }
 
 describe('Retry-After of a helpdesk 429', () => {

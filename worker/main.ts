@@ -1,13 +1,14 @@
 import type { Config } from '../src/config.js';
 import type { Logger } from '../src/log.js';
 import type { RoleHandle } from '../src/role.js';
+import { startPushWorker } from './push.js';
 import { startRefresh } from './refresh.js';
 import { startSupportWorker } from './support.js';
 
 type SubWorker = (config: Config, log: Logger) => Promise<RoleHandle>;
 
 /** Everything the worker role runs, each with its own Redis connection; add a line to add one. */
-const SUB_WORKERS: SubWorker[] = [startSupportWorker, startRefresh];
+const SUB_WORKERS: SubWorker[] = [startSupportWorker, startPushWorker, startRefresh];
 
 /** The worker role: BullMQ workers and job schedulers on the shared Redis. */
 export async function startWorker(config: Config, log: Logger): Promise<RoleHandle> {

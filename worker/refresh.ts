@@ -1,15 +1,17 @@
 import { Queue, Worker } from 'bullmq';
 import { EVM_CHAINS } from '../src/chains.js';
+import { ConditionLog } from '../src/condition-log.js';
 import type { Config } from '../src/config.js';
 import { errorFields, type Logger } from '../src/log.js';
 import { instrumentWorker, watchQueueDepth } from '../src/metrics.js';
-import { createRedis, waitReady } from '../src/redis/clients.js';
+import { logBullErrors } from '../src/queue/bull-errors.js';
+import { createRedis, isRedisUnavailable } from '../src/redis/clients.js';
 import { settlesWithin, type RoleHandle } from '../src/role.js';
 import { fetchEvmFees, fetchMempoolFees, type FeeLevels } from '../src/providers/fees.js';
 import { Upstream } from '../src/providers/http.js';
 import { fetchCryptoPrices, fetchFiatRates } from '../src/providers/prices.js';
 import { keysFor } from '../src/store/keys.js';
-import { MarketStore, type FeeEntry, type RatesPart } from '../src/store/market-store.js';
+import { MarketStore, type FeeEntry, type MarketField, type RatesPart } from '../src/store/market-store.js';
 
 export const REFRESH_QUEUE = 'refresh';
 
@@ -17,7 +19,8 @@ type RefreshName = 'rates' | 'fees';
 
 /**
  * One refresh of each kind. Every provider is fetched on its own; what succeeds is written, what fails keeps its
- * last good value in Redis (and is logged), so one bad provider never blanks the others.
+ * last good value in Redis (and is logged), so one bad provider never blanks the others. A provider failing at
+ * every refresh is logged when it starts failing and when it recovers, with summaries in between.
  */
 export function refreshJobs(
   config: Config,
@@ -26,10 +29,27 @@ export function refreshJobs(
 ): Record<RefreshName, () => Promise<void>> {
   const { market } = config;
   const upstream = new Upstream(market.upstreamTimeoutMs);
+  const failures = new ConditionLog(log, config.logSummarySeconds * 1000);
 
-  const failed = (what: string) => (err: unknown) => {
-    log.warn('market provider failed; keeping the last good value', { provider: what, ...errorFields(err) });
-  };
+  /** The fetched value, or undefined when the provider failed. */
+  async function fetched<T>(
+    provider: string,
+    stored: MarketField,
+    fetch: () => Promise<T>,
+  ): Promise<T | undefined> {
+    try {
+      const value = await fetch();
+      failures.ended(provider, 'market provider recovered', { provider });
+      return value;
+    } catch (err) {
+      const fields = { provider, ...errorFields(err) };
+      if (failures.occurred(provider, 'market provider still failing', fields)) {
+        const kept = await store.has(stored).catch(() => false);
+        log.warn(`market provider failed; ${kept ? 'keeping the last good value' : 'no value yet'}`, fields);
+      }
+      return undefined;
+    }
+  }
 
   async function rates(): Promise<void> {
     const parts: [RatesPart, () => Promise<Record<string, number>>][] = [
@@ -37,7 +57,10 @@ export function refreshJobs(
       ['fiat', () => fetchFiatRates(upstream, market.ratesFiatUrl)],
     ];
     await Promise.all(
-      parts.map(([part, fetch]) => fetch().then((values) => store.saveRatesPart(part, values), failed(part))),
+      parts.map(async ([part, fetch]) => {
+        const values = await fetched(part, { rates: part }, fetch);
+        if (values) await store.saveRatesPart(part, values);
+      }),
     );
   }
 
@@ -59,20 +82,26 @@ export function refreshJobs(
       recommended: fee,
       updatedAt,
     }));
-    const fetched = await Promise.all(
-      sources.map(([coin, fetch]) =>
-        fetch().then((levels): FeeEntry => ({ coin, ...levels, updatedAt }), failed(coin)),
-      ),
+    const levels = await Promise.all(
+      sources.map(async ([coin, fetch]) => {
+        const value = await fetched(coin, { fees: coin }, fetch);
+        return value && { coin, ...value, updatedAt };
+      }),
     );
-    await store.saveFees([...fetched.filter((entry) => entry !== undefined), ...fixed]);
+    await store.saveFees([...levels.filter((entry) => entry !== undefined), ...fixed]);
   }
 
   return { rates, fees };
 }
 
+/** How often, at most, the worker checks that Redis still holds its job schedulers. */
+const SCHEDULER_CHECK_MAX_MS = 60_000;
+
 /**
  * Job schedulers for the market refreshes. Every worker declares them (upsert is idempotent) and BullMQ runs
- * each period's job once, on whichever worker takes it, however many workers run.
+ * each period's job once, on whichever worker takes it, however many workers run. Redis can lose them (FLUSHALL,
+ * a restart without persistence) and nothing would run again: each worker checks that they exist after every
+ * (re)connect and every shortest period, and re-creates what is missing.
  */
 export async function startRefresh(config: Config, log: Logger): Promise<RoleHandle> {
   const storeRedis = createRedis(config.redisUrl, 'store');
@@ -80,27 +109,51 @@ export async function startRefresh(config: Config, log: Logger): Promise<RoleHan
   const consumer = createRedis(config.redisUrl, 'worker');
   const jobs = refreshJobs(config, log, new MarketStore(storeRedis, keysFor(config.keyPrefix)));
 
-  await waitReady(producer, 10_000);
-  const queue = new Queue(REFRESH_QUEUE, { connection: producer });
+  const queue = new Queue(REFRESH_QUEUE, { connection: producer, skipVersionCheck: true });
+  logBullErrors(queue, 'market refresh queue', log);
   const periods: Record<RefreshName, number> = {
     rates: config.market.ratesRefreshSeconds,
     fees: config.market.feesRefreshSeconds,
   };
-  for (const [name, seconds] of Object.entries(periods)) {
-    await queue.upsertJobScheduler(
-      name,
-      { every: seconds * 1000 },
-      { name, opts: { removeOnComplete: { count: 10 }, removeOnFail: { count: 50 } } },
-    );
-  }
+  const schedule = async (created: 'declared' | 'missing') => {
+    for (const [name, seconds] of Object.entries(periods)) {
+      if (created === 'missing' && (await queue.getJobScheduler(name))) continue;
+      await queue.upsertJobScheduler(
+        name,
+        { every: seconds * 1000 },
+        { name, opts: { removeOnComplete: { count: 10 }, removeOnFail: { count: 50 } } },
+      );
+      if (created === 'missing')
+        log.warn('market refresh schedule was missing in Redis; re-created', { name });
+    }
+  };
+  // One check at a time; a check while Redis is down fails at once (fail-fast client) and the next one retries.
+  let checking: Promise<void> | undefined;
+  const check = (created: 'declared' | 'missing') => {
+    checking ??= schedule(created)
+      .catch((err: unknown) => {
+        if (!isRedisUnavailable(err)) log.warn('market refresh schedule check failed', errorFields(err));
+      })
+      .finally(() => (checking = undefined));
+  };
+  let connected = false;
+  producer.on('ready', () => {
+    check(connected ? 'missing' : 'declared');
+    connected = true;
+  });
+  const timer = setInterval(
+    () => connected && check('missing'),
+    Math.min(SCHEDULER_CHECK_MAX_MS, ...Object.values(periods).map((seconds) => seconds * 1000)),
+  );
 
   const worker = new Worker(REFRESH_QUEUE, (job) => jobs[job.name as RefreshName](), {
     connection: consumer,
     concurrency: 2,
   });
-  worker.on('failed', (job, err) =>
-    log.error('market refresh failed', { job: job?.name, ...errorFields(err) }),
-  );
+  logBullErrors(worker, 'market refresh worker', log);
+  worker.on('failed', (job, err) => {
+    if (!isRedisUnavailable(err)) log.error('market refresh failed', { job: job?.name, ...errorFields(err) });
+  });
   instrumentWorker(worker);
   const unwatch = watchQueueDepth([queue]);
   log.info('market refresh scheduled', periods);
@@ -110,6 +163,7 @@ export async function startRefresh(config: Config, log: Logger): Promise<RoleHan
     // the worker is left to the exiting process: closing its connection under it would make BullMQ retry the
     // job's completion in a tight loop (it skips its retry delay while closing).
     async stop() {
+      clearInterval(timer);
       unwatch();
       if (!(await settlesWithin(worker.close(), config.shutdownTimeoutMs))) {
         log.warn('market refresh worker did not close in time');

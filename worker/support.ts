@@ -1,6 +1,6 @@
-import { Queue, UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
+import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Config } from '../src/config.js';
-import { errorFields, type Logger } from '../src/log.js';
+import type { Logger } from '../src/log.js';
 import { instrumentWorker, watchQueueDepth } from '../src/metrics.js';
 import {
   createHelpdesk,
@@ -8,9 +8,11 @@ import {
   type Delivered,
   type HelpdeskTicket,
 } from '../src/providers/helpdesk/index.js';
+import { logBullErrors } from '../src/queue/bull-errors.js';
 import { SUPPORT_QUEUE, type SupportJob } from '../src/queue/support-jobs.js';
-import { createRedis, isRedisUnavailable } from '../src/redis/clients.js';
+import { createRedis } from '../src/redis/clients.js';
 import { settlesWithin, type RoleHandle } from '../src/role.js';
+import { closeWorker, logWorkerEvents, releaseAtShutdown, RELEASE_MS } from './bullmq.js';
 
 /** Helpdesk calls wait on the network, not the CPU: a few at a time keep a burst of forms moving. */
 const CONCURRENCY = 4;
@@ -19,9 +21,6 @@ const CONCURRENCY = 4;
  * (a helpdesk's 429) across workers only when the worker has a limiter.
  */
 const LIMITER = { max: 10, duration: 1000 };
-/** After the grace period the active requests are aborted; this long is left for releasing their jobs. */
-const RELEASE_MS = 2000;
-const SHUTDOWN = 'worker shutting down';
 
 const TAG = 'multisig-relay';
 
@@ -51,11 +50,8 @@ export async function startSupportWorker(config: Config, log: Logger): Promise<R
   const helpdesk = createHelpdesk(config.support, log);
   const redis = createRedis(config.redisUrl, 'worker');
   // Only for rateLimit(): the limit is stored in Redis and pauses every worker of the queue.
-  const queue = new Queue<SupportJob>(SUPPORT_QUEUE, { connection: redis });
-  // Its connection is the worker's, whose errors are logged below: only other failures are worth a line.
-  queue.on('error', (err) => {
-    if (!isRedisUnavailable(err)) log.warn('support queue error', errorFields(err));
-  });
+  const queue = new Queue<SupportJob>(SUPPORT_QUEUE, { connection: redis, skipVersionCheck: true });
+  logBullErrors(queue, 'support queue', log);
 
   const deliver = async (job: Job<SupportJob, Delivered>, token?: string, signal?: AbortSignal) => {
     const fields = {
@@ -69,12 +65,7 @@ export async function startSupportWorker(config: Config, log: Logger): Promise<R
       log.info('support ticket delivered', { ...fields, ticketId: delivered.ticketId });
       return delivered;
     } catch (err) {
-      if (signal?.aborted) {
-        // Shutdown: give the job back untouched (no attempt spent) for another worker.
-        await job.moveToWait(token);
-        log.warn('support job released at shutdown', fields);
-        throw new WaitingError();
-      }
+      if (signal?.aborted) throw await releaseAtShutdown(job, token, log, fields);
       if (!(err instanceof HelpdeskError)) throw err;
       if (err.kind === 'permanent') throw new UnrecoverableError(err.message);
       if (err.kind === 'rateLimited') {
@@ -94,40 +85,19 @@ export async function startSupportWorker(config: Config, log: Logger): Promise<R
     lockDuration: delivery.lockMs,
     stalledInterval: delivery.stalledCheckMs,
   });
-  worker.on('error', (err) => log.warn('support worker error', errorFields(err)));
-  worker.on('stalled', (jobId) => log.warn('support job stalled; it goes back to the queue', { jobId }));
-  worker.on('failed', (job, err) => {
-    const attempts = job?.opts.attempts ?? 1;
-    const final = err instanceof UnrecoverableError || (job?.attemptsMade ?? 0) >= attempts;
-    log.warn(final ? 'support job failed for good' : 'support job failed; will retry', {
-      jobId: job?.id,
-      kind: job?.data.kind,
-      attemptsMade: job?.attemptsMade,
-      attempts,
-      ...errorFields(err),
-    });
-  });
+  logWorkerEvents(worker, log, (job) => ({ kind: job.data.kind }));
   instrumentWorker(worker);
   const unwatch = watchQueueDepth([queue]);
-  await worker.waitUntilReady();
+  // Not awaited: with Redis down the worker waits for it on its own, and start-up (the metrics listener's
+  // /healthz, a SIGTERM) must not wait with it.
   log.info('support worker started', { queue: SUPPORT_QUEUE, provider: helpdesk.name });
   if (helpdesk.name === 'log') log.warn('HELPDESK_PROVIDER=log: support forms reach no helpdesk');
 
   return {
-    // Stop taking jobs and let the active ones finish; past the grace period abort their requests so each job
-    // returns to the queue. If Redis is gone even that cannot happen: their locks expire and another worker
-    // recovers them as stalled.
     async stop() {
-      const abort = setTimeout(() => worker.cancelAllJobs(SHUTDOWN), config.shutdownTimeoutMs);
-      const closed = await settlesWithin(worker.close(), config.shutdownTimeoutMs + RELEASE_MS);
-      clearTimeout(abort);
+      const closed = await closeWorker(worker, config.shutdownTimeoutMs, log);
       unwatch();
-      if (!closed) {
-        // Left to the exiting process: closing the connection under a running BullMQ worker makes it retry in a
-        // tight loop (it skips its retry delay while closing). Unreleased jobs come back as stalled.
-        log.warn('support worker did not close in time');
-        return;
-      }
+      if (!closed) return;
       await settlesWithin(queue.close(), RELEASE_MS);
       redis.disconnect();
       log.info('support worker stopped');

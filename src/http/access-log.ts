@@ -1,10 +1,21 @@
 import type { Middleware } from 'koa';
 import type { RelayState } from './context.js';
 
-/** The route template is the matched route with its parameters left out, so identities stay out of logs too. */
+interface RoutedContext {
+  _matchedRoute?: unknown;
+  /** @koa/router's layers whose path matched, whatever their methods: what a 405 has instead of a route. */
+  matched?: { path: unknown; methods: string[] }[];
+}
+
+/**
+ * The route template is the matched route with its parameters left out, so identities stay out of logs too.
+ * A known path asked with the wrong method (405) counts under its route; only unknown paths are `unmatched`.
+ */
 export function routeTemplate(ctx: object): string {
-  const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
-  return typeof matched === 'string' ? matched : 'unmatched';
+  const { _matchedRoute: route, matched } = ctx as RoutedContext;
+  if (typeof route === 'string') return route;
+  const layer = matched?.findLast((candidate) => candidate.methods.length > 0);
+  return typeof layer?.path === 'string' ? layer.path : 'unmatched';
 }
 
 /** One line per request: method, route template, status, duration. Never bodies, payloads or tokens. */

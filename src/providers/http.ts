@@ -69,3 +69,20 @@ export function amount(value: unknown, what: string): number {
   }
   return value;
 }
+
+/** A third party's pause (helpdesk, FCM) is honoured between these bounds: never a busy loop, never a day of silence. */
+const MIN_RETRY_AFTER_MS = 1000;
+const MAX_RETRY_AFTER_MS = 3_600_000;
+
+/** `Retry-After` as delta-seconds or an HTTP date; undefined when absent or unreadable. */
+export function retryAfterMs(header: string | undefined, now = Date.now()): number | undefined {
+  if (!header) return undefined;
+  const value = header.trim();
+  // An HTTP date names its weekday and month; Date.parse alone would also read "-5" as a year.
+  const ms = /^\d+$/.test(value)
+    ? Number(value) * 1000
+    : /[a-z]/i.test(value)
+      ? Date.parse(value) - now
+      : NaN;
+  return Number.isFinite(ms) ? Math.min(Math.max(ms, MIN_RETRY_AFTER_MS), MAX_RETRY_AFTER_MS) : undefined;
+}

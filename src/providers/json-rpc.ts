@@ -5,8 +5,8 @@ export interface RpcCall {
   params: unknown[];
 }
 
-/** One call's outcome: its result, or the JSON-RPC error the node answered with. */
-export type RpcOutcome = { result: unknown } | { error: { code: number; message: string } };
+/** One call's outcome: its result, or the JSON-RPC error the node answered with (`data`: a revert's return data). */
+export type RpcOutcome = { result: unknown } | { error: { code: number; message: string; data?: string } };
 
 /**
  * Sends `calls` as one JSON-RPC batch (one round trip) and returns their outcomes in the same order. A missing,
@@ -22,11 +22,12 @@ export async function rpcBatch(upstream: Upstream, url: string, calls: RpcCall[]
   for (const entry of answer) {
     if (!isRecord(entry)) continue;
     if (isRecord(entry.error)) {
-      const { code, message } = entry.error;
+      const { code, message, data } = entry.error;
       byId.set(entry.id, {
         error: {
           code: typeof code === 'number' ? code : 0,
           message: typeof message === 'string' ? message : '',
+          ...(typeof data === 'string' ? { data } : {}),
         },
       });
     } else if ('result' in entry) {

@@ -9,11 +9,15 @@ export interface TokenMetadata {
 
 const SELECTORS = { name: '0x06fdde03', symbol: '0x95d89b41', decimals: '0x313ce567' } as const;
 
-/** A node's answer to a call that reverted, as opposed to a node that cannot answer. */
+/**
+ * A node's answer to a call that reverted, as opposed to a node that cannot answer. Code -32000 alone says
+ * nothing: geth uses it for "header not found" and "missing trie node" as well as for older revert answers, so
+ * only revert data or a message naming the revert counts; anything else is a failure, never a cached 404.
+ */
 function reverted(outcome: RpcOutcome): boolean {
   if (!('error' in outcome)) return false;
-  const { code, message } = outcome.error;
-  return code === 3 || code === -32000 || /revert|invalid opcode|out of gas/i.test(message);
+  const { code, message, data } = outcome.error;
+  return code === 3 || /^0x([0-9a-fA-F]{2})*$/.test(data ?? '') || /revert|invalid opcode/i.test(message);
 }
 
 function words(hex: string): Buffer {

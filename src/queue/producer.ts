@@ -1,41 +1,113 @@
-import { Queue } from 'bullmq';
+import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { DeliveryConfig } from '../config.js';
+import { actionTypeRule } from '../action-types.js';
+import type { DeliveryConfig, PushConfig } from '../config.js';
 import { errorFields, type Logger } from '../log.js';
-import { isRedisUnavailable } from '../redis/clients.js';
-import { SUPPORT_QUEUE, supportJobId, supportJobOptions, type SupportJob } from './support-jobs.js';
+import { recordPushEnqueueMiss } from '../metrics.js';
+import type { Keys } from '../store/keys.js';
+import type { ActionRecord } from '../types.js';
+import { logBullErrors } from './bull-errors.js';
+import { PUSH_QUEUE, pushJobId, pushJobOptions, type PushJob } from './push-jobs.js';
+import {
+  DEDUPE_SECONDS,
+  SUPPORT_QUEUE,
+  supportJobId,
+  supportJobOptions,
+  type SupportJob,
+} from './support-jobs.js';
 
 /**
- * Adds support jobs on a fail-fast client (no offline queue, command timeout): `submit` resolves only once
- * Redis has the job, and rejects with a Redis connection error (→ 503) otherwise.
+ * Adds jobs to one BullMQ queue on a fail-fast client (no offline queue, command timeout): `add` resolves only
+ * once Redis has the job, and rejects with a Redis connection error otherwise.
  */
-export class SupportProducer {
-  private readonly queue: Queue<SupportJob>;
+export class JobProducer<T> {
+  // BullMQ's generics derive job names from the data type; the producers here name jobs themselves.
+  private readonly queue: Queue;
 
   constructor(
     private readonly redis: Redis,
-    delivery: DeliveryConfig,
+    name: string,
+    defaultJobOptions: JobsOptions,
     log: Logger,
   ) {
     // skipVersionCheck: the producer's only start-up command would be INFO, and a failure there would leave the
     // Queue broken for good; the worker checks the Redis version.
-    this.queue = new Queue<SupportJob>(SUPPORT_QUEUE, {
-      connection: redis,
-      skipVersionCheck: true,
-      defaultJobOptions: supportJobOptions(delivery),
-    });
-    // Outages reach the client as failed submissions (503) and readiness; one line per reconnect is noise.
-    this.queue.on('error', (err) => {
-      if (!isRedisUnavailable(err)) log.warn('support queue error', errorFields(err));
-    });
+    this.queue = new Queue(name, { connection: redis, skipVersionCheck: true, defaultJobOptions });
+    logBullErrors(this.queue, `${name} queue`, log);
   }
 
-  /** Returns the job id; a submission already queued or delivered within the dedupe window keeps its id. */
-  async submit(job: SupportJob): Promise<string> {
-    // BullMQ waits for a first connection before its first command instead of failing; a PING on the fail-fast
-    // client fails at once while Redis is unreachable.
-    await this.redis.ping();
-    const added = await this.queue.add(job.kind, job, { jobId: supportJobId(job) });
+  /** Returns the job id; a job whose id is already in the queue (any state) is left as it is, not added twice. */
+  async add(jobName: string, data: T, jobId: string): Promise<string> {
+    // BullMQ waits for a connection before its first command instead of failing; a PING on the fail-fast client
+    // fails at once while Redis is unreachable. Once connected, the add itself fails fast.
+    if (this.redis.status !== 'ready') await this.redis.ping();
+    const added = await this.queue.add(jobName, data, { jobId });
     return added.id!;
+  }
+}
+
+/** The support forms' producer: one job per distinct submission within the dedupe window. */
+export class SupportProducer {
+  private readonly jobs: JobProducer<SupportJob>;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: Keys,
+    delivery: DeliveryConfig,
+    log: Logger,
+  ) {
+    this.jobs = new JobProducer(redis, SUPPORT_QUEUE, supportJobOptions(delivery), log);
+  }
+
+  /**
+   * Queues `job` and returns its id; a submission already queued or delivered within the dedupe window keeps its
+   * id. `charge` runs (and may reject, queuing nothing) only for the first of identical submissions; `refund` runs
+   * when a charged job could not be queued. BullMQ answers an existing job id exactly like a new one, so a marker
+   * set with NX decides which submission is the first, also when duplicates arrive at the same moment.
+   */
+  async submit(job: SupportJob, charge: () => Promise<void>, refund: () => Promise<void>): Promise<string> {
+    const jobId = supportJobId(job);
+    const marker = this.keys.supportCounted(jobId);
+    // On the fail-fast client this fails at once while Redis is unreachable, where BullMQ's add would wait for
+    // a first connection.
+    const first = (await this.redis.set(marker, '1', 'EX', DEDUPE_SECONDS, 'NX')) === 'OK';
+    if (first) {
+      try {
+        await charge();
+      } catch (err) {
+        await this.redis.del(marker).catch(() => undefined);
+        throw err;
+      }
+    }
+    try {
+      return await this.jobs.add(job.kind, job, jobId);
+    } catch (err) {
+      if (first) await Promise.allSettled([refund(), this.redis.del(marker)]);
+      throw err;
+    }
+  }
+}
+
+/**
+ * The push producer of the action route. `enqueue` never fails: the action is stored and the socket event and
+ * GET still deliver it, so a job the queue could not take is counted and logged, and the answer stays 200.
+ */
+export class PushProducer {
+  private readonly jobs: JobProducer<PushJob>;
+
+  constructor(redis: Redis, push: PushConfig, actionTtlSeconds: number, log: Logger) {
+    this.jobs = new JobProducer(redis, PUSH_QUEUE, pushJobOptions(push, actionTtlSeconds), log);
+  }
+
+  async enqueue(record: ActionRecord, log: Logger): Promise<void> {
+    if (actionTypeRule(record.action) === undefined) return;
+    const { wkIdentity, action, createdAt, expiresAt } = record;
+    const jobId = pushJobId(record);
+    try {
+      await this.jobs.add(action, { wkIdentity, action, createdAt, expiresAt, done: [] }, jobId);
+    } catch (err) {
+      recordPushEnqueueMiss();
+      log.warn('push job not queued', { jobId, action, ...errorFields(err) });
+    }
   }
 }

@@ -28,7 +28,7 @@ export type SupportJob = TicketJob | ContactJob;
 
 const DAY_SECONDS = 86_400;
 /** Completed jobs are the dedupe record: a repeated submission finds its job id within this window. */
-const KEEP_COMPLETED_SECONDS = DAY_SECONDS;
+export const DEDUPE_SECONDS = DAY_SECONDS;
 const KEEP_FAILED_SECONDS = 7 * DAY_SECONDS;
 
 /** Anything outside the helpdesk's known types is filed as a question (SPEC §6). */
@@ -59,7 +59,7 @@ export function supportJobOptions(delivery: DeliveryConfig): JobsOptions {
   return {
     attempts: delivery.maxAttempts,
     backoff: { type: 'exponential', delay: delivery.retryBaseMs, jitter: 0.5 },
-    removeOnComplete: { age: KEEP_COMPLETED_SECONDS },
+    removeOnComplete: { age: DEDUPE_SECONDS },
     removeOnFail: { age: KEEP_FAILED_SECONDS },
   };
 }

@@ -1,11 +1,15 @@
 import { Redis, type RedisOptions } from 'ioredis';
+import type { Logger } from '../log.js';
 import { recordRedisClientError } from '../metrics.js';
+import { RedisOutageLog } from './outage-log.js';
 
 /**
  * Each role gets its own connection; BullMQ and the rate limiter must never share a client with the stores.
  *
  * - `store`: the API's record stores. Fail fast: no offline queue and a command timeout, so a request never
  *   hangs on a dead Redis; auto-pipelining batches the commands of concurrent requests into one write.
+ * - `bulk`: the action store, whose values reach megabytes; same rules as `store`. Apart, so that one client's
+ *   burst of large reads waits behind itself and not in front of every other request's small commands.
  * - `limiter`: the rate limiters; same fail-fast rules and auto-pipelining. Every /v1 request consumes a point
  *   before anything else, so unbatched, each would cost its own socket write (a quarter of the relay's CPU under
  *   load, see docs/benchmarks.md).
@@ -17,7 +21,7 @@ import { recordRedisClientError } from '../metrics.js';
  *   worker: a room subscribed during an outage is sent once Redis is back, and ioredis resubscribes every
  *   channel it held after a reconnect (a subscription that failed fast would be lost for good).
  */
-export type RedisRole = 'store' | 'limiter' | 'failFast' | 'worker' | 'socketPub' | 'socketSub';
+export type RedisRole = 'store' | 'bulk' | 'limiter' | 'failFast' | 'worker' | 'socketPub' | 'socketSub';
 
 export const COMMAND_TIMEOUT_MS = 1500;
 
@@ -42,11 +46,22 @@ export function redisOptions(role: RedisRole): RedisOptions {
   return role === 'failFast' || role === 'socketPub' ? failFast : { ...failFast, enableAutoPipelining: true };
 }
 
+let outages: RedisOutageLog | undefined;
+
+/** Called once by main: from then on every client's outages are logged (see RedisOutageLog), not only counted. */
+export function logRedisOutages(log: Logger, summaryMs: number): void {
+  outages = new RedisOutageLog(log, summaryMs);
+}
+
 export function createRedis(url: string, role: RedisRole): Redis {
   const client = new Redis(url, redisOptions(role));
-  // Connection errors are reported through readiness, request failures and this counter; an unhandled 'error'
-  // event would only add noise (ioredis logs it to stderr when nobody listens).
-  client.on('error', () => recordRedisClientError(role));
+  // Connection errors are reported through readiness, request failures, this counter and the outage log; an
+  // unhandled 'error' event would only add noise (ioredis logs it to stderr when nobody listens).
+  client.on('error', (err) => {
+    recordRedisClientError(role);
+    outages?.failed(client, err);
+  });
+  client.on('ready', () => outages?.ready(client));
   return client;
 }
 
@@ -57,7 +72,10 @@ const UNAVAILABLE_CLIENT = [
   'Command timed out',
   'Reached the max retries per request limit',
   'connect ECONNREFUSED',
+  'connect ETIMEDOUT',
+  'connect EHOSTUNREACH',
   'read ECONNRESET',
+  'getaddrinfo ',
 ];
 
 /** Whether an error means "Redis cannot serve us right now" (→ 503) rather than a bug (→ 500). */

@@ -11,6 +11,8 @@ import { join } from 'node:path';
 export interface PrivateRedis {
   readonly port: number;
   readonly url: string;
+  /** Its working directory, removed when this process exits, however it exits. */
+  readonly dir: string;
   stop(): Promise<void>;
   /** Starts the server again on the same port (after stop), for outage tests. */
   start(): Promise<void>;
@@ -46,6 +48,22 @@ export function portAnswers(host: string, port: number, timeoutMs = 500): Promis
   });
 }
 
+/**
+ * redis-server runs under this shell, which ties its life to ours: it polls our pid and, once we are gone
+ * (even by SIGKILL, which runs no exit handler), kills redis-server and removes its directory. SIGTERM from us
+ * (stop) kills redis-server and leaves the directory for a restart. `$1` our pid, `$2` the directory.
+ */
+const WATCHDOG = `
+parent=$1; dir=$2; shift 2
+redis-server "$@" &
+redis=$!
+trap 'kill -9 $redis 2>/dev/null; wait $redis; exit 0' TERM
+while kill -0 "$parent" 2>/dev/null && kill -0 "$redis" 2>/dev/null; do sleep 0.5 & wait $!; done
+kill -9 $redis 2>/dev/null; wait $redis; status=$?
+kill -0 "$parent" 2>/dev/null || rm -rf "$dir"
+exit $status
+`;
+
 export async function startPrivateRedis(port?: number): Promise<PrivateRedis> {
   const chosen = port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), 'relay-redis-'));
@@ -54,8 +72,13 @@ export async function startPrivateRedis(port?: number): Promise<PrivateRedis> {
   const start = async () => {
     if (child && child.exitCode === null) return;
     child = spawn(
-      'redis-server',
+      'sh',
       [
+        '-c',
+        WATCHDOG,
+        'redis-watchdog',
+        String(process.pid),
+        dir,
         '--port',
         String(chosen),
         '--bind',
@@ -85,14 +108,14 @@ export async function startPrivateRedis(port?: number): Promise<PrivateRedis> {
     if (!running || running.exitCode !== null) return;
     await new Promise<void>((resolve) => {
       running.once('exit', () => resolve());
-      running.kill('SIGKILL');
+      running.kill('SIGTERM');
     });
   };
 
   await start();
   process.once('exit', () => {
-    child?.kill('SIGKILL');
+    child?.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
   });
-  return { port: chosen, url: `redis://127.0.0.1:${chosen}`, start, stop };
+  return { port: chosen, url: `redis://127.0.0.1:${chosen}`, dir, start, stop };
 }

@@ -1,7 +1,9 @@
 import type Router from '@koa/router';
+import type { Middleware } from 'koa';
 import { ACTION_BODY_LIMIT, jsonBody } from '../http/body.js';
 import { okJson, type RelayState } from '../http/context.js';
 import { AppError } from '../http/errors.js';
+import type { PushProducer } from '../queue/producer.js';
 import { validator } from '../http/validate.js';
 import { actionBody } from '../schemas/action.js';
 import { idParams } from '../schemas/common.js';
@@ -29,16 +31,23 @@ export interface ActionEvents {
   stored(record: ActionRecord): void;
 }
 
+/** `writeBudget` charges each POST's body to the client's byte budget (see http/rate-limit.ts). */
 export function actionRoutes(
   router: Router<RelayState>,
   store: ActionStore,
   ttlSeconds: number,
+  writeBudget: Middleware<RelayState>,
+  pushes: PushProducer,
   events: ActionEvents,
 ): void {
-  router.post('/v1/action', jsonBody(ACTION_BODY_LIMIT), async (ctx) => {
+  router.post('/v1/action', jsonBody(ACTION_BODY_LIMIT), writeBudget, async (ctx) => {
     const record = toRecord(parseBody(ctx.request.body), ttlSeconds);
-    okJson(ctx, await store.save(record));
+    const stored = await store.save(record);
+    // The emit runs after this handler's awaits (setImmediate), so it never delays or fails the answer.
     events.stored(record);
+    // Only after the write, so a job always names a record that was stored; it never fails the request.
+    await pushes.enqueue(record, ctx.state.log);
+    okJson(ctx, stored);
   });
 
   router.get('/v1/action/:id', async (ctx) => {

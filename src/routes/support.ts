@@ -26,7 +26,8 @@ const parseContact = validator<ContactForm>('body', contactBody);
 
 /**
  * Both forms become one job each. The submission budget is spent only by valid forms (a typo does not cost
- * the sender one of their daily submissions), and given back when the job could not be queued.
+ * the sender one of their daily submissions) that are not repeats of one already queued, and given back when
+ * the job could not be queued.
  */
 export function supportRoutes(
   router: Router<RelayState>,
@@ -34,15 +35,12 @@ export function supportRoutes(
   submissions: RateLimiterAbstract,
 ): void {
   const enqueue = async (ctx: RelayContext, job: SupportJob) => {
-    await consumeOrReject(submissions, ctx.ip, 'submissions');
-    let id: string;
-    try {
-      id = await producer.submit(job);
-    } catch (err) {
+    const id = await producer.submit(
+      job,
+      () => consumeOrReject(submissions, ctx.ip, 'submissions'),
       // Not queued, so not counted: the sender will have to submit again.
-      await submissions.reward(ctx.ip).catch(() => undefined);
-      throw err;
-    }
+      () => submissions.reward(ctx.ip).then(() => undefined),
+    );
     ctx.state.log.info('support job queued', { jobId: id, kind: job.kind });
     ok(ctx, { id, status: 'queued' });
   };

@@ -12,6 +12,8 @@ export interface Keys {
   rates: string;
   fees: string;
   tokenInfo(network: string, address: string): string;
+  /** Marks a support job id as counted against a submission budget (one day, the job's dedupe window). */
+  supportCounted(jobId: string): string;
 }
 
 export function keysFor(prefix: string): Keys {
@@ -24,5 +26,6 @@ export function keysFor(prefix: string): Keys {
     rates: `${prefix}rates`,
     fees: `${prefix}fees`,
     tokenInfo: (network, address) => `${prefix}tokeninfo:${network}:${address}`,
+    supportCounted: (jobId) => `${prefix}support:counted:${jobId}`,
   };
 }

@@ -15,6 +15,9 @@ export interface Rates {
 
 export type RatesPart = 'crypto' | 'fiat';
 
+/** One stored market value: a part of the rates, or one coin's fees. */
+export type MarketField = { rates: RatesPart } | { fees: string };
+
 export interface FeeEntry extends FeeLevels {
   coin: string;
   updatedAt: string;
@@ -87,6 +90,12 @@ export class MarketStore {
     return Object.values(all)
       .map((json) => JSON.parse(json) as FeeEntry)
       .sort((a, b) => chainRank(a.coin) - chainRank(b.coin) || a.coin.localeCompare(b.coin));
+  }
+
+  /** Whether Redis holds a value for `field` (a last good value to keep when its provider fails). */
+  async has(field: MarketField): Promise<boolean> {
+    const [key, name] = 'rates' in field ? [this.keys.rates, field.rates] : [this.keys.fees, field.fees];
+    return (await this.redis.hexists(key, name)) === 1;
   }
 
   /** Undefined on a miss. */

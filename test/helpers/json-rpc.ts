@@ -1,6 +1,7 @@
+import type { RpcOutcome } from '../../src/providers/json-rpc.js';
 import type { FakeReply, RecordedRequest } from './fake-upstream.js';
 
-export type RpcAnswer = { result: unknown } | { error: { code: number; message: string } };
+export type RpcAnswer = RpcOutcome;
 export type RpcHandler = (method: string, params: unknown[]) => RpcAnswer;
 
 interface RpcRequest {

@@ -1,0 +1,49 @@
+import { createHash } from 'node:crypto';
+import type { JobsOptions } from 'bullmq';
+import type { PushConfig } from '../config.js';
+import type { ActionRecord } from '../types.js';
+
+/** BullMQ queue of push notifications; with the default prefix its keys are `bull:push:…`. */
+export const PUSH_QUEUE = 'push';
+
+/** The backoff type the push worker implements (exponential with jitter, stretched to a provider's Retry-After). */
+export const PUSH_BACKOFF = 'push';
+
+/**
+ * A job names the stored record it announces, not its contents: the worker re-reads the mailbox and sends only
+ * while this very record is still there. `done` holds hashes of the tokens already dealt with (sent, removed or
+ * failed for good), so a retry goes only to the tokens that failed temporarily.
+ */
+export interface PushJob {
+  wkIdentity: string;
+  action: string;
+  createdAt: string;
+  expiresAt: string;
+  done: string[];
+}
+
+/** Same stored record, same id: a repeated enqueue finds the job already there and sends nothing twice. */
+export function pushJobId(record: Pick<ActionRecord, 'wkIdentity' | 'action' | 'createdAt'>): string {
+  const fields = [record.wkIdentity, record.action, record.createdAt];
+  return `push-${createHash('sha256').update(JSON.stringify(fields)).digest('hex')}`;
+}
+
+/** How a token is remembered in job data (`done`): never the token itself, job data is visible to operators. */
+export function tokenDigest(token: string): string {
+  return createHash('sha256').update(token).digest('base64url');
+}
+
+const KEEP_FAILED_SECONDS = 7 * 86_400;
+
+/**
+ * A completed job is the dedupe record for as long as its action can live; after that no enqueue can name the
+ * same record again.
+ */
+export function pushJobOptions(push: PushConfig, actionTtlSeconds: number): JobsOptions {
+  return {
+    attempts: push.maxAttempts,
+    backoff: { type: PUSH_BACKOFF, delay: push.retryBaseMs },
+    removeOnComplete: { age: actionTtlSeconds },
+    removeOnFail: { age: KEEP_FAILED_SECONDS },
+  };
+}

@@ -1,0 +1,99 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** `node --import=tsx <script>`: how the tests run the relay and its scripts as separate processes. */
+export const TSX = ['--import=tsx'];
+
+/** A child process whose output is collected as it comes. */
+export interface Child {
+  process: ChildProcess;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** stdout's complete lines. */
+  lines(): string[];
+  /** The exit code, or 'still running' after `timeoutMs` (so a hung child fails the test, not the run). */
+  exit(timeoutMs?: number): Promise<number | null | 'still running'>;
+  /** SIGKILL, for `finally` blocks: a no-op once it exited. */
+  kill(): void;
+}
+
+export function spawnNode(args: string[], env: Record<string, string>): Child {
+  const child = spawn(process.execPath, [...TSX, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return {
+    process: child,
+    get stdout() {
+      return stdout;
+    },
+    get stderr() {
+      return stderr;
+    },
+    lines: () => stdout.split('\n').slice(0, -1),
+    exit: (timeoutMs = 20_000) => exitOf(child, timeoutMs),
+    kill: () => void child.kill('SIGKILL'),
+  };
+}
+
+/** Runs `args` to the end: exit code and output. */
+export async function runNode(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null | 'still running'; stdout: string; stderr: string }> {
+  const child = spawnNode(args, env);
+  const code = await child.exit();
+  child.kill();
+  return { code, stdout: child.stdout, stderr: child.stderr };
+}
+
+/** The child's exit code, or 'still running' after `timeoutMs`. */
+export function exitOf(child: ChildProcess, timeoutMs = 20_000): Promise<number | null | 'still running'> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve(child.exitCode);
+    const timer = setTimeout(() => resolve('still running'), timeoutMs);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+  });
+}
+
+/** Every process below `pid` (Linux: read from /proc). */
+export function descendants(pid: number): number[] {
+  const parentOf = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // `pid (comm) state ppid …`: comm may hold spaces and parentheses, so read after the last ')'.
+      parentOf.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const found: number[] = [];
+  const visit = (parent: number) => {
+    for (const [child, ppid] of parentOf) {
+      if (ppid === parent) {
+        found.push(child);
+        visit(child);
+      }
+    }
+  };
+  visit(pid);
+  return found;
+}
+
+/** Whether a process with this pid exists (and is not a zombie). */
+export function alive(pid: number): boolean {
+  try {
+    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+  } catch {
+    return false;
+  }
+}

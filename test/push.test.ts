@@ -1,0 +1,460 @@
+import { Queue } from 'bullmq';
+import { expect } from 'chai';
+import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { createLogger } from '../src/log.js';
+import { registry } from '../src/metrics.js';
+import { PushProducer } from '../src/queue/producer.js';
+import { PUSH_QUEUE, pushJobId, tokenDigest } from '../src/queue/push-jobs.js';
+import { createRedis } from '../src/redis/clients.js';
+import { keysFor } from '../src/store/keys.js';
+import { TokenStore } from '../src/store/token-store.js';
+import type { ActionRecord } from '../src/types.js';
+import { get, post, startTestApi, testEnv, type TestApi } from './helpers/api.js';
+import {
+  fcmError,
+  FakeFcm,
+  INVALID_TOKEN,
+  SENDER_ID_MISMATCH,
+  UNAUTHENTICATED,
+  UNAVAILABLE,
+  UNREGISTERED,
+} from './helpers/fake-fcm.js';
+import { parsePrometheus, valueOf } from './helpers/prometheus.js';
+import { redis, testRedis } from './helpers/redis.js';
+import { waitFor } from './helpers/wait.js';
+import { startTestWorker, type TestWorker } from './helpers/worker.js';
+
+const PAIR = 'bc1q' + 'p'.repeat(58);
+const OTHER_PAIR = 'bc1q' + 'o'.repeat(58);
+const PAYLOAD = '02000000' + 'ab'.repeat(40);
+const TX = { chain: 'btc', wkIdentity: PAIR, action: 'tx', payload: PAYLOAD, path: '0-0' };
+const TXID = { chain: 'btc', wkIdentity: PAIR, action: 'txid', payload: 'f'.repeat(64) };
+/** Long and distinctive, so any leak of one into a log or a push is found by a plain search. */
+const token = (name: string) => `fcm-device-${name}-${'t'.repeat(140)}`;
+const silent = createLogger('error', {}, () => {});
+const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
+
+const jobKey = (id: string) => `bull:${PUSH_QUEUE}:${id}`;
+const isCompleted = async (id: string) => (await redis().zscore(`bull:${PUSH_QUEUE}:completed`, id)) !== null;
+const isDelayed = async (id: string) => (await redis().zscore(`bull:${PUSH_QUEUE}:delayed`, id)) !== null;
+const jobData = async (id: string) => JSON.parse((await redis().hget(jobKey(id), 'data'))!);
+
+async function metric(name: string, labels: Record<string, string> = {}): Promise<number> {
+  return valueOf(parsePrometheus(await registry.metrics()), name, labels);
+}
+
+describe('push notifications (SPEC §11)', () => {
+  let api: TestApi;
+  let fcm: FakeFcm;
+  let worker: TestWorker | undefined;
+
+  const register = async (wkIdentity: string, side: 'keyToken' | 'walletToken', ...names: string[]) => {
+    for (const name of names) {
+      const res = await post(api.url, '/v1/token', { wkIdentity, [side]: token(name) });
+      expect(res.status, res.text).to.equal(200);
+    }
+  };
+  const postAction = async (body: object): Promise<ActionRecord> => {
+    const res = await post(api.url, '/v1/action', body);
+    expect(res.status, res.text).to.equal(200);
+    return res.body.data;
+  };
+  const startFcmWorker = async (env: Record<string, string> = {}) => {
+    worker = await startTestWorker({
+      PUSH_PROVIDER: 'fcm',
+      FCM_SERVICE_ACCOUNT_FILE: fcm.serviceAccountFile(),
+      FCM_API_URL: fcm.url,
+      ...env,
+    });
+    return worker;
+  };
+  const completed = (record: ActionRecord) => {
+    const id = pushJobId(record);
+    return waitFor(`push job of ${record.action} completed`, () => isCompleted(id)).then(() => id);
+  };
+  const keyTokens = (pair = PAIR) => redis().zrange(`relay:tokens:key:${pair}`, 0, -1);
+  const owner = (name: string) => redis().get(`relay:tokens:owner:key:${sha1(token(name))}`);
+
+  before(async () => {
+    // Retry delays and attempts are job options, set when the API adds the job.
+    api = await startTestApi({ PUSH_RETRY_BASE_MS: '50', PUSH_MAX_ATTEMPTS: '3' });
+  });
+  after(() => api.stop());
+  beforeEach(async () => {
+    fcm = await new FakeFcm().start();
+  });
+  afterEach(async () => {
+    await worker?.stop();
+    const logged = JSON.stringify(worker?.logs ?? []) + JSON.stringify(api.logs);
+    worker = undefined;
+    await fcm.stop();
+    // Nothing of a request reaches Google: no identity, no payload (neither in pushes nor in token requests).
+    const received = fcm.upstream.requests.map((r) => r.path + r.body).join('\n');
+    for (const secret of [PAIR, OTHER_PAIR, PAYLOAD]) expect(received).to.not.include(secret);
+    // Push tokens and the access token never reach a log line.
+    expect(logged).to.not.include('fcm-device-');
+    expect(logged).to.not.include('ya29.');
+    expect(fcm.jwtErrors).to.deep.equal([]);
+  });
+
+  it('sends one FCM v1 message per key token of a request: generic text, the type only, TTL and collapse key', async () => {
+    await register(PAIR, 'keyToken', 'k1', 'k2');
+    await register(PAIR, 'walletToken', 'w1');
+    await startFcmWorker();
+    const record = await postAction({ ...TX, utxos: [{ txid: 'c'.repeat(64), vout: 1, satoshis: '12345' }] });
+    const id = await completed(record);
+
+    expect(fcm.sentTo().sort()).to.deep.equal([token('k1'), token('k2')]);
+    const expiresAtMs = Date.parse(record.expiresAt);
+    for (const sent of fcm.sends) {
+      expect(sent.headers.authorization).to.equal('Bearer ya29.fake-1');
+      expect(sent.headers['content-type']).to.equal('application/json');
+      const { message } = sent.json as { message: Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
+      const ttl = Number(/^(\d+)s$/.exec(message.android.ttl)![1]);
+      expect(ttl).to.be.within(1, 900);
+      expect(sent.json).to.deep.equal({
+        message: {
+          token: message.token,
+          notification: { title: 'Transaction request', body: 'Open your key app to review and sign' },
+          data: { action: 'tx' },
+          android: { priority: 'high', ttl: `${ttl}s`, collapse_key: 'multisig-relay' },
+          apns: {
+            headers: {
+              'apns-priority': '10',
+              'apns-expiration': String(Math.floor(expiresAtMs / 1000)),
+              'apns-collapse-id': 'multisig-relay',
+            },
+          },
+        },
+      });
+      // Nothing of the request reaches the push service: no payload, identity, path, chain or coins.
+      for (const secret of [PAYLOAD, PAIR, '0-0', 'btc', 'c'.repeat(64), '12345']) {
+        expect(sent.body).to.not.include(secret);
+      }
+    }
+    // The job keeps token digests, never tokens.
+    const data = await jobData(id);
+    expect(data.done.sort()).to.deep.equal([tokenDigest(token('k1')), tokenDigest(token('k2'))].sort());
+    expect(JSON.stringify(data)).to.not.include('fcm-device-');
+  });
+
+  it('a reply goes to the wallet tokens; a type the table does not route queues nothing', async () => {
+    await register(PAIR, 'keyToken', 'k1');
+    await register(PAIR, 'walletToken', 'w1', 'w2');
+    await startFcmWorker();
+    await completed(await postAction(TXID));
+    expect(fcm.sentTo().sort()).to.deep.equal([token('w1'), token('w2')]);
+    expect((fcm.sends[0]!.json as { message: { notification: object } }).message.notification).to.deep.equal({
+      title: 'Transaction signed',
+      body: 'Open your wallet to continue',
+    });
+
+    const note = await postAction({ ...TXID, action: 'somethingelse' });
+    expect(await redis().exists(jobKey(pushJobId(note)))).to.equal(0);
+    expect(await redis().get(`relay:action:${PAIR}`)).to.include('somethingelse');
+  });
+
+  it('fetches one access token with a verified JWT and shares it across concurrent jobs', async () => {
+    const pairs = ['pairA', 'pairB', 'pairC', 'pairD'];
+    for (const pair of pairs) await register(pair, 'keyToken', `${pair}-1`, `${pair}-2`);
+    await startFcmWorker();
+    const records = await Promise.all(pairs.map((pair) => postAction({ ...TX, wkIdentity: pair })));
+    await Promise.all(records.map(completed));
+    expect(fcm.sends).to.have.length(8);
+    expect(fcm.tokenRequests).to.have.length(1);
+    const form = new URLSearchParams(fcm.tokenRequests[0]!.body);
+    expect([...form.keys()].sort()).to.deep.equal(['assertion', 'grant_type']);
+    expect(fcm.tokenRequests[0]!.headers['content-type']).to.equal('application/x-www-form-urlencoded');
+  });
+
+  it('UNREGISTERED, INVALID_ARGUMENT about the token and SENDER_ID_MISMATCH remove the token for good', async () => {
+    await register(PAIR, 'keyToken', 'gone', 'invalid', 'mismatch', 'fine', 'badfield');
+    fcm
+      .script(token('gone'), UNREGISTERED)
+      .script(token('invalid'), INVALID_TOKEN)
+      .script(token('mismatch'), SENDER_ID_MISMATCH)
+      // A bad field of the message (not the token) is no reason to drop the token.
+      .script(
+        token('badfield'),
+        fcmError(400, 'INVALID_ARGUMENT', undefined, [
+          {
+            '@type': 'type.googleapis.com/google.rpc.BadRequest',
+            fieldViolations: [{ field: 'message.android.ttl', description: 'Invalid TTL' }],
+          },
+        ]),
+      );
+    await startFcmWorker();
+    const before = {
+      removed: await metric('relay_push_messages_total', { outcome: 'token_removed' }),
+      failed: await metric('relay_push_messages_total', { outcome: 'failed' }),
+      sent: await metric('relay_push_messages_total', { outcome: 'sent' }),
+    };
+    await completed(await postAction(TX));
+
+    expect(fcm.sends).to.have.length(5);
+    expect((await keyTokens()).sort()).to.deep.equal([token('badfield'), token('fine')].sort());
+    expect([await owner('gone'), await owner('invalid'), await owner('mismatch')]).to.deep.equal([
+      null,
+      null,
+      null,
+    ]);
+    expect([await owner('fine'), await owner('badfield')]).to.deep.equal([PAIR, PAIR]);
+    expect(await metric('relay_push_messages_total', { outcome: 'token_removed' })).to.equal(
+      before.removed + 3,
+    );
+    expect(await metric('relay_push_messages_total', { outcome: 'failed' })).to.equal(before.failed + 1);
+    expect(await metric('relay_push_messages_total', { outcome: 'sent' })).to.equal(before.sent + 1);
+
+    // The next request goes to the remaining tokens only.
+    fcm.upstream.requests.length = 0;
+    await completed(await postAction(TX));
+    expect(fcm.sentTo().sort()).to.deep.equal([token('badfield'), token('fine')].sort());
+  });
+
+  it('5xx: the job retries with backoff, sending again only to the tokens that failed', async () => {
+    await register(PAIR, 'keyToken', 'flaky', 'steady');
+    fcm.script(token('flaky'), UNAVAILABLE, fcmError(500, 'INTERNAL', 'INTERNAL'));
+    await startFcmWorker();
+    const id = await completed(await postAction(TX));
+
+    expect(fcm.sentTo().filter((t) => t === token('steady'))).to.have.length(1);
+    expect(fcm.sentTo().filter((t) => t === token('flaky'))).to.have.length(3);
+    expect(await redis().hget(jobKey(id), 'atm')).to.equal('3');
+    expect((await jobData(id)).done).to.have.length(2);
+    expect(await keyTokens()).to.have.length(2);
+  });
+
+  it('429 with Retry-After: the retry waits at least that long', async () => {
+    await register(PAIR, 'keyToken', 'limited', 'steady');
+    fcm.script(token('limited'), {
+      ...fcmError(429, 'RESOURCE_EXHAUSTED', 'QUOTA_EXCEEDED'),
+      headers: { 'retry-after': '30' },
+    });
+    await startFcmWorker();
+    const record = await postAction(TX);
+    const id = pushJobId(record);
+    await waitFor('the job delayed', () => isDelayed(id));
+
+    // The backoff base is 50 ms: a delay of 30 s comes from Retry-After.
+    expect(Number(await redis().hget(jobKey(id), 'delay'))).to.be.within(30_000, 31_000);
+    expect(fcm.sentTo()).to.have.length(2);
+
+    const queue = new Queue(PUSH_QUEUE, { connection: { url: testRedis().url } });
+    try {
+      await (await queue.getJob(id))!.promote();
+    } finally {
+      await queue.close();
+    }
+    await completed(record);
+    expect(fcm.sentTo().filter((t) => t === token('limited'))).to.have.length(2);
+    expect(fcm.sentTo().filter((t) => t === token('steady'))).to.have.length(1);
+  });
+
+  it('401: the access token is dropped and fetched again once', async () => {
+    await register(PAIR, 'keyToken', 'k1');
+    await startFcmWorker();
+    await completed(await postAction(TX));
+    expect(fcm.tokenRequests).to.have.length(1);
+
+    fcm.revokeAll();
+    await completed(await postAction(TX));
+    expect(fcm.tokenRequests).to.have.length(2);
+    // The second job's first send met the revoked token (401); its resend used the new one.
+    expect(fcm.sends.map((s) => s.headers.authorization)).to.deep.equal([
+      'Bearer ya29.fake-1',
+      'Bearer ya29.fake-1',
+      'Bearer ya29.fake-2',
+    ]);
+  });
+
+  it('401 again with a new access token: one refresh only, then the token fails without a retry', async () => {
+    await register(PAIR, 'keyToken', 'apns-broken', 'fine');
+    fcm.script(token('apns-broken'), UNAUTHENTICATED, UNAUTHENTICATED, UNAUTHENTICATED);
+    await startFcmWorker();
+    const id = await completed(await postAction(TX));
+    expect(fcm.tokenRequests).to.have.length(2);
+    expect(fcm.sentTo().filter((t) => t === token('apns-broken'))).to.have.length(2);
+    expect(await redis().hget(jobKey(id), 'atm')).to.equal('1');
+    expect(await keyTokens()).to.have.length(2);
+  });
+
+  it('shutdown mid-job: progress is kept, the job goes back to wait, the next worker sends only to the rest', async () => {
+    await register(PAIR, 'keyToken', 'quick', 'slow');
+    fcm.script(token('slow'), { status: 200, body: {}, delayMs: 10_000 });
+    const first = await startFcmWorker({ SHUTDOWN_TIMEOUT_MS: '300' });
+    const record = await postAction(TX);
+    const id = pushJobId(record);
+    await waitFor('both sends under way', () => fcm.sends.length === 2);
+    await first.stop();
+
+    expect(await redis().lrange(`bull:${PUSH_QUEUE}:wait`, 0, -1)).to.deep.equal([id]);
+    expect((await jobData(id)).done).to.deep.equal([tokenDigest(token('quick'))]);
+    expect(first.logs.some((l) => l.msg === 'push job released at shutdown' && l.jobId === id)).to.equal(
+      true,
+    );
+    expect(JSON.stringify(first.logs)).to.not.include('fcm-device-');
+
+    await startFcmWorker();
+    await completed(record);
+    expect(fcm.sentTo().filter((t) => t === token('quick'))).to.have.length(1);
+    expect(fcm.sentTo().filter((t) => t === token('slow'))).to.have.length(2);
+  });
+
+  it('skips a request that was superseded by its reply, or whose mailbox expired', async () => {
+    await register(PAIR, 'keyToken', 'k1');
+    await register(PAIR, 'walletToken', 'w1');
+    await register(OTHER_PAIR, 'keyToken', 'other');
+    const skippedBefore = {
+      superseded: await metric('relay_push_skipped_total', { reason: 'superseded' }),
+      expired: await metric('relay_push_skipped_total', { reason: 'expired' }),
+    };
+    // No worker yet: both jobs wait while the mailboxes change under them.
+    const request = await postAction(TX);
+    const reply = await postAction(TXID);
+    const gone = await postAction({ ...TX, wkIdentity: OTHER_PAIR });
+    await redis().del(`relay:action:${OTHER_PAIR}`);
+
+    await startFcmWorker();
+    await Promise.all([completed(request), completed(reply), completed(gone)]);
+    expect(fcm.sentTo()).to.deep.equal([token('w1')]);
+    expect(await metric('relay_push_skipped_total', { reason: 'superseded' })).to.equal(
+      skippedBefore.superseded + 1,
+    );
+    expect(await metric('relay_push_skipped_total', { reason: 'expired' })).to.equal(
+      skippedBefore.expired + 1,
+    );
+    expect(JSON.parse((await redis().hget(jobKey(pushJobId(request)), 'returnvalue'))!)).to.deep.equal({
+      skipped: 'superseded',
+    });
+  });
+
+  it('a duplicate enqueue of the same stored record sends once', async () => {
+    await register(PAIR, 'keyToken', 'k1');
+    const record = await postAction(TX);
+    const client = createRedis(testRedis().url, 'failFast');
+    const producer = new PushProducer(client, api.config.push, api.config.action.ttlSeconds, silent);
+    try {
+      await producer.enqueue(record, silent);
+      await startFcmWorker();
+      await completed(record);
+      await producer.enqueue(record, silent);
+      await producer.enqueue(record, silent);
+    } finally {
+      client.disconnect();
+    }
+    // Give a second job every chance to run: another action's job completing means the queue moved past it.
+    await completed(await postAction({ ...TX, wkIdentity: OTHER_PAIR }));
+    expect(fcm.sentTo()).to.deep.equal([token('k1')]);
+  });
+
+  it('when the queue cannot take the job the action is still stored, answered 200, and the miss counted', async () => {
+    const missesBefore = await metric('relay_push_enqueue_misses_total');
+    // BullMQ numbers every job from this key: a value that is no number makes every add fail inside Redis.
+    await redis().set(`bull:${PUSH_QUEUE}:id`, 'not-a-number');
+    const res = await post(api.url, '/v1/action', TX);
+    expect(res.status, res.text).to.equal(200);
+    expect(res.body.data).to.include({ wkIdentity: PAIR, action: 'tx', payload: PAYLOAD });
+    expect((await get(api.url, `/v1/action/${PAIR}`)).body.data).to.deep.equal(res.body.data);
+    expect(await metric('relay_push_enqueue_misses_total')).to.equal(missesBefore + 1);
+    expect(api.logs.some((line) => line.msg === 'push job not queued' && line.action === 'tx')).to.equal(
+      true,
+    );
+    expect(await redis().exists(jobKey(pushJobId(res.body.data)))).to.equal(0);
+  });
+
+  it('PUSH_PROVIDER=log (default): logs the type and the token count, sends nothing', async () => {
+    await register(PAIR, 'keyToken', 'k1', 'k2');
+    worker = await startTestWorker();
+    await completed(await postAction(TX));
+    expect(fcm.upstream.requests).to.deep.equal([]);
+    const line = worker.logs.find((l) => l.msg === 'push sent');
+    expect(line).to.include({ action: 'tx', provider: 'log', tokens: 2, sent: 2 });
+  });
+
+  describe('token store', () => {
+    let client: ReturnType<typeof createRedis>;
+    let store: TokenStore;
+    before(() => {
+      client = createRedis(testRedis().url, 'store');
+      store = new TokenStore(client, keysFor('relay:'));
+    });
+    after(() => client.disconnect());
+
+    it('tokensFor lists one side’s tokens that the owner index still gives to the pair', async () => {
+      await register(PAIR, 'keyToken', 'a', 'b');
+      await register(PAIR, 'walletToken', 'w');
+      // A stale set entry: the token's owner entry names another pair.
+      await redis().zadd(`relay:tokens:key:${PAIR}`, Date.now(), token('stray'));
+      await redis().set(`relay:tokens:owner:key:${sha1(token('stray'))}`, OTHER_PAIR);
+      expect((await store.tokensFor(PAIR, 'key')).sort()).to.deep.equal([token('a'), token('b')]);
+      expect(await store.tokensFor(PAIR, 'wallet')).to.deep.equal([token('w')]);
+      expect(await store.tokensFor('nobody', 'key')).to.deep.equal([]);
+    });
+
+    it('remove drops the tokens, and their owner entries only where they still name the pair', async () => {
+      await register(PAIR, 'keyToken', 'a', 'moved', 'keep');
+      await register(OTHER_PAIR, 'keyToken', 'moved');
+      expect(await store.remove(PAIR, 'key', [token('a'), token('moved')])).to.equal(1);
+      expect(await keyTokens()).to.deep.equal([token('keep')]);
+      expect(await owner('a')).to.equal(null);
+      expect(await owner('moved')).to.equal(OTHER_PAIR);
+      expect(await keyTokens(OTHER_PAIR)).to.deep.equal([token('moved')]);
+    });
+  });
+
+  describe('configuration', () => {
+    const fcmEnv = (file: string, role = 'worker') =>
+      testEnv({ PUSH_PROVIDER: 'fcm', FCM_SERVICE_ACCOUNT_FILE: file, RELAY_ROLE: role });
+    const rejects = (env: Record<string, string>, message: string) => {
+      expect(() => loadConfig(env))
+        .to.throw(ConfigError, message)
+        .with.property('message')
+        .that.does.not.include('PRIVATE KEY');
+    };
+
+    it('FCM_SERVICE_ACCOUNT_FILE is required with fcm, and must be a readable service-account key', () => {
+      rejects(
+        testEnv({ PUSH_PROVIDER: 'fcm' }),
+        'FCM_SERVICE_ACCOUNT_FILE is required when PUSH_PROVIDER=fcm',
+      );
+      rejects(fcmEnv('/nonexistent/sa.json'), 'FCM_SERVICE_ACCOUNT_FILE /nonexistent/sa.json cannot be read');
+      const file = fcm.serviceAccountFile();
+      writeFileSync(file, 'not json');
+      rejects(fcmEnv(file), `FCM_SERVICE_ACCOUNT_FILE ${file} is not JSON`);
+      rejects(fcmEnv(fcm.serviceAccountFile({ type: 'authorized_user' })), 'is not a service-account key');
+      rejects(fcmEnv(fcm.serviceAccountFile({ client_email: undefined })), 'has no "client_email"');
+      rejects(
+        fcmEnv(
+          fcm.serviceAccountFile({
+            private_key: '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n',
+          }),
+        ),
+        'has a "private_key" that is not a PEM private key',
+      );
+      rejects(testEnv({ PUSH_PROVIDER: 'apns' }), 'PUSH_PROVIDER must be one of fcm, log');
+    });
+
+    it('reads the key on the roles that send; an API pod needs neither the file nor the variable', () => {
+      const file = fcm.serviceAccountFile();
+      const worker = loadConfig(fcmEnv(file)).push;
+      expect(worker.serviceAccount).to.include({ projectId: 'relay-test', tokenUri: `${fcm.url}/token` });
+      expect(loadConfig(fcmEnv(file, 'all')).push.serviceAccount).to.include({ projectId: 'relay-test' });
+      expect(loadConfig(fcmEnv('/nonexistent/sa.json', 'api')).push.serviceAccount).to.equal(undefined);
+      expect(loadConfig(testEnv({ PUSH_PROVIDER: 'fcm', RELAY_ROLE: 'api' })).push.provider).to.equal('fcm');
+      expect(loadConfig(testEnv()).push).to.include({
+        provider: 'log',
+        fcmApiUrl: 'https://fcm.googleapis.com',
+      });
+    });
+
+    it('the worker refuses to start with a bad key file', async () => {
+      const env = { PUSH_PROVIDER: 'fcm', FCM_SERVICE_ACCOUNT_FILE: fcm.serviceAccountFile({ type: 'x' }) };
+      let error: unknown;
+      await startTestWorker(env).catch((err: unknown) => (error = err));
+      expect(error).to.be.instanceOf(ConfigError);
+      expect(String(error)).to.include('FCM_SERVICE_ACCOUNT_FILE');
+    });
+  });
+});
