@@ -4,8 +4,11 @@ import type { Config } from './config.js';
 import { answerClientErrors } from './http/client-errors.js';
 import { listen } from './listen.js';
 import { errorFields, type Logger } from './log.js';
+import { Realtime } from './realtime/servers.js';
 import { createRedis } from './redis/clients.js';
 import type { RoleHandle } from './role.js';
+import { ActionStore } from './store/action-store.js';
+import { keysFor } from './store/keys.js';
 
 export interface ApiHandle extends RoleHandle {
   readonly server: Server;
@@ -19,18 +22,23 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
   const bulkRedis = createRedis(config.redisUrl, 'bulk');
   const limiterRedis = createRedis(config.redisUrl, 'limiter');
   const queueRedis = createRedis(config.redisUrl, 'failFast');
+  const actionStore = new ActionStore(bulkRedis, keysFor(config.keyPrefix), config.action.ttlSeconds);
+  const realtime = new Realtime({ config, log, store: actionStore, limiterRedis });
   let draining = false;
 
   const app = buildApp({
     config,
     log,
     redis,
-    bulkRedis,
     limiterRedis,
     queueRedis,
+    actionStore,
+    actionEvents: realtime.emitter,
     readiness: {
       draining: () => draining,
-      redisAnswers: () =>
+      // The socket paths are served once the adapter's Redis connections were ready (see Realtime).
+      redisAnswers: async () =>
+        realtime.serving() &&
         redis.ping().then(
           () => true,
           () => false,
@@ -53,18 +61,26 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
   server.keepAliveTimeout = 65_000;
   const url = await listen(server, config.port, config.host, 'PORT');
   log.info('api listening', { host: config.host, port: Number(new URL(url).port) });
+  // In the background: with Redis away at start-up, the REST API answers (503s) meanwhile.
+  void realtime
+    .attachWhenReady(server)
+    .catch((err: unknown) => log.error('sockets could not be served', errorFields(err)));
 
   return {
     server,
     url,
     async stop() {
       draining = true;
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
+      log.info('api draining');
       const forced = setTimeout(() => {
         log.warn('shutdown timeout: closing remaining connections');
         server.closeAllConnections();
       }, config.shutdownTimeoutMs);
+      // Sockets first, while the listener still accepts: their clients reconnect through the load balancer,
+      // which no longer picks this pod (readiness is 503), and this pod refuses their handshakes meanwhile.
+      await realtime.close(config.shutdownTimeoutMs);
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
       await closed;
       clearTimeout(forced);
       await Promise.allSettled([redis.quit(), bulkRedis.quit(), limiterRedis.quit(), queueRedis.quit()]);

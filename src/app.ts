@@ -15,7 +15,7 @@ import { httpMetrics } from './metrics.js';
 import { partnerRegistry } from './partners.js';
 import { Upstream } from './providers/http.js';
 import { PushProducer, SupportProducer } from './queue/producer.js';
-import { actionRoutes } from './routes/action.js';
+import { actionRoutes, type ActionEvents } from './routes/action.js';
 import { healthRoutes, type Readiness } from './routes/health.js';
 import { marketRoutes } from './routes/market.js';
 import { servicesRoutes } from './routes/services.js';
@@ -23,7 +23,7 @@ import { signRoutes } from './routes/sign.js';
 import { supportRoutes } from './routes/support.js';
 import { syncRoutes } from './routes/sync.js';
 import { tokenRoutes } from './routes/token.js';
-import { ActionStore } from './store/action-store.js';
+import type { ActionStore } from './store/action-store.js';
 import { keysFor } from './store/keys.js';
 import { MarketStore } from './store/market-store.js';
 import { SyncStore } from './store/sync-store.js';
@@ -35,16 +35,18 @@ export interface ApiDeps {
   log: Logger;
   /** The stores' client (auto-pipelined, fail-fast). */
   redis: Redis;
-  /**
-   * The action store's own fail-fast client: megabyte payloads go through it, so a flood of large reads
-   * queues behind itself and never in front of other requests' commands on `redis`.
-   */
-  bulkRedis: Redis;
   /** The rate limiters' own fail-fast client. */
   limiterRedis: Redis;
   /** The BullMQ producer's own fail-fast client: a job is acknowledged only once Redis has it. */
   queueRedis: Redis;
   readiness: Readiness;
+  /**
+   * The pair's mailbox, shared with the socket replay. On its own fail-fast client (`bulk`): megabyte payloads
+   * go through it, so a flood of large reads queues behind itself, never in front of other requests' commands.
+   */
+  actionStore: ActionStore;
+  /** Told of every stored action (the socket emitter). */
+  actionEvents: ActionEvents;
 }
 
 /** The Koa app: middleware in request order, then every resource's routes. */
@@ -71,10 +73,11 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
   syncRoutes(router, new SyncStore(redis, keys, config.sync), bytesWritten);
   actionRoutes(
     router,
-    new ActionStore(deps.bulkRedis, keys, config.action.ttlSeconds),
+    deps.actionStore,
     config.action.ttlSeconds,
     bytesWritten,
     new PushProducer(deps.queueRedis, config.push, config.action.ttlSeconds, log),
+    deps.actionEvents,
   );
   tokenRoutes(router, new TokenStore(redis, keys));
   servicesRoutes(router, config.services);

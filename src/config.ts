@@ -33,6 +33,8 @@ export interface Config {
   push: PushConfig;
   market: MarketConfig;
   sign: { perMinute: number; onramperSecret: string | undefined };
+  /** Open socket.io connections per client IP on one pod (SPEC §10). */
+  socketsPerIp: number;
 }
 
 export type Role = 'api' | 'worker' | 'all';
@@ -416,6 +418,7 @@ function read(env: EnvReader): Config {
       perMinute: env.int('SIGN_PER_MINUTE', 30, 1, 1_000_000),
       onramperSecret: env.optional('ONRAMPER_SECRET'),
     },
+    socketsPerIp: env.int('SOCKETS_PER_IP', 50, 1, 1_000_000),
   };
 }
 

@@ -73,9 +73,11 @@ const MESSAGES: Record<Location, string> = {
   body: 'A field of the request body is invalid.',
   params: 'A path parameter is invalid.',
   query: 'A query parameter is invalid.',
+  event: 'A field of the socket event is invalid.',
 };
 
-export type Location = 'body' | 'params' | 'query';
+/** Where the value came from: a part of an HTTP request, or the data of a socket.io event. */
+export type Location = 'body' | 'params' | 'query' | 'event';
 
 function detail(location: Location, error: ErrorObject): ErrorDetail {
   const missing = error.keyword === 'required' ? `/${String(error.params.missingProperty)}` : '';

@@ -15,8 +15,13 @@ import { RedisOutageLog } from './outage-log.js';
  *   load, see docs/benchmarks.md).
  * - `failFast`: the BullMQ producer; same fail-fast rules, no pipelining (BullMQ is not known to be safe with it).
  * - `worker`: BullMQ workers block on Redis and must retry forever (`maxRetriesPerRequest: null`).
+ * - `socketPub`: the socket.io adapter's publisher. Fail fast: an event that cannot be published while Redis is
+ *   away is dropped (the record stays readable and is replayed on join), it never queues up behind the outage.
+ * - `socketSub`: the socket.io adapter's subscriber. It keeps its offline queue and retries forever, like a
+ *   worker: a room subscribed during an outage is sent once Redis is back, and ioredis resubscribes every
+ *   channel it held after a reconnect (a subscription that failed fast would be lost for good).
  */
-export type RedisRole = 'store' | 'bulk' | 'limiter' | 'failFast' | 'worker';
+export type RedisRole = 'store' | 'bulk' | 'limiter' | 'failFast' | 'worker' | 'socketPub' | 'socketSub';
 
 export const COMMAND_TIMEOUT_MS = 1500;
 
@@ -29,16 +34,16 @@ export function redisOptions(role: RedisRole): RedisOptions {
     connectTimeout: 2000,
     retryStrategy: reconnectDelay,
     lazyConnect: false,
-    connectionName: `relay-${role === 'failFast' ? 'fail-fast' : role}`,
+    connectionName: `relay-${role.replace(/[A-Z]/g, (upper) => `-${upper.toLowerCase()}`)}`,
   };
-  if (role === 'worker') return { ...base, maxRetriesPerRequest: null };
+  if (role === 'worker' || role === 'socketSub') return { ...base, maxRetriesPerRequest: null };
   const failFast: RedisOptions = {
     ...base,
     enableOfflineQueue: false,
     commandTimeout: COMMAND_TIMEOUT_MS,
     maxRetriesPerRequest: 1,
   };
-  return role === 'failFast' ? failFast : { ...failFast, enableAutoPipelining: true };
+  return role === 'failFast' || role === 'socketPub' ? failFast : { ...failFast, enableAutoPipelining: true };
 }
 
 let outages: RedisOutageLog | undefined;
