@@ -4,7 +4,11 @@
  * POST, and a long run for the relay's memory. Loopback only; raw results go to .bench/. See docs/benchmarks.md.
  *
  *   npm run bench -- [--duration 10] [--rounds 5] [--connections 64] [--warmup 3] [--long 60]
- *                    [--runner dist|tsx] [--phases get,post,push,long] [--profile] [--relay-node-args=--flag]
+ *                    [--runner dist|tsx] [--phases get,post,push,long,sockets] [--profile] [--relay-node-args=--flag]
+ *                    [--socket-clients 5000] [--socket-rate 200] [--socket-seconds 20]
+ *
+ * The sockets phase is not in the default set (it starts two more pods and 5,000 clients):
+ * `npm run bench -- --phases sockets`.
  *
  * `--topology sentinel,cluster` instead compares Redis topologies (test/helpers/topologies.ts, on loopback):
  * GET /v1/sync/{id} and POST /v1/action on each, as ratios to a standalone Redis measured in the same run, and
@@ -28,6 +32,7 @@ import {
   type Runner,
 } from './children.js';
 import { drive, median, medianSummary, type Measured, type Summary } from './load.js';
+import { socketsPhase } from './sockets.js';
 import { startTopology, TOPOLOGIES, type TopologyName } from '../test/helpers/topologies.js';
 
 const { values: args } = parseArgs({
@@ -41,6 +46,9 @@ const { values: args } = parseArgs({
     phases: { type: 'string', default: 'get,post,push,long' },
     'relay-node-args': { type: 'string', default: '' },
     profile: { type: 'boolean', default: false },
+    'socket-clients': { type: 'string', default: '5000' },
+    'socket-rate': { type: 'string', default: '200' },
+    'socket-seconds': { type: 'string', default: '20' },
     topology: { type: 'string' },
   },
 });
@@ -313,6 +321,18 @@ function machine() {
   };
 }
 
+const RELAY_ENV = {
+  RELAY_ROLE: 'api',
+  HOST: '127.0.0.1',
+  LOG_LEVEL: 'warn',
+  // The Redis limiter stays on (its round trip is part of every /v1 request); the budget only never runs out.
+  RATE_LIMIT_POINTS: '1000000',
+  // Likewise the byte budget of writes: every POST still pays its round trip, none is refused.
+  WRITE_BUDGET_BYTES: String(1024 ** 4),
+  // Every benchmark client connects from 127.0.0.1.
+  SOCKETS_PER_IP: '1000000',
+};
+
 async function main(): Promise<void> {
   mkdirSync(OUT_DIR, { recursive: true });
   const compileMs = runner === 'dist' ? compile() : undefined;
@@ -323,13 +343,10 @@ async function main(): Promise<void> {
     name: 'relay',
     nodeArgs: [...profileArgs, ...relayNodeArgs, ...entryArgs(runner, 'src/main.ts')],
     env: {
-      RELAY_ROLE: 'api',
-      HOST: '127.0.0.1',
       PORT: String(relayPort),
       REDIS_URL: redis.url,
-      LOG_LEVEL: 'warn',
-      // The Redis limiter stays on (its round trip is part of every /v1 request); the budget only never runs out.
-      RATE_LIMIT_POINTS: '1000000',
+      ...RELAY_ENV,
+      METRICS_PORT: '0',
     },
     port: relayPort,
     readyPath: '/readyz',
@@ -372,6 +389,32 @@ async function main(): Promise<void> {
     out();
   }
   const long = phases.has('long') && longSeconds > 0 ? await longRun(relay, withAction, idle) : undefined;
+  const sockets = phases.has('sockets')
+    ? await socketsPhase({
+        out,
+        clients: Number(args['socket-clients']),
+        rate: Number(args['socket-rate']),
+        seconds: Number(args['socket-seconds']),
+        rounds,
+        duration,
+        connections,
+        startPod: async (name, metricsPort) => {
+          const port = await freePort();
+          return spawnChild({
+            name,
+            nodeArgs: [...relayNodeArgs, ...entryArgs(runner, 'src/main.ts')],
+            env: {
+              ...RELAY_ENV,
+              PORT: String(port),
+              REDIS_URL: redis.url,
+              METRICS_PORT: String(metricsPort),
+            },
+            port,
+            readyPath: '/readyz',
+          });
+        },
+      })
+    : undefined;
 
   out();
   out('medians');
@@ -422,6 +465,7 @@ async function main(): Promise<void> {
         post,
         push,
         long,
+        sockets,
         raw,
       },
       null,

@@ -1,10 +1,15 @@
 import { createServer, type Server } from 'node:http';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
+import { answerClientErrors } from './http/client-errors.js';
 import { listen } from './listen.js';
 import { errorFields, type Logger } from './log.js';
+import { Realtime } from './realtime/servers.js';
 import { createRedis, redisServes } from './redis/clients.js';
 import type { RoleHandle } from './role.js';
+import { ActionStore } from './store/action-store.js';
+import { keysFor } from './store/keys.js';
+import { WriteAck } from './store/write-ack.js';
 
 export interface ApiHandle extends RoleHandle {
   readonly server: Server;
@@ -15,8 +20,16 @@ export interface ApiHandle extends RoleHandle {
 /** Starts the API role: its own Redis clients, the Koa app and an HTTP server with bounded timeouts. */
 export async function startApi(config: Config, log: Logger): Promise<ApiHandle> {
   const redis = createRedis(config.redis.topology, 'store');
+  const bulkRedis = createRedis(config.redis.topology, 'bulk');
   const limiterRedis = createRedis(config.redis.topology, 'limiter');
   const queueRedis = createRedis(config.redis.topology, 'failFast');
+  const actionStore = new ActionStore(
+    bulkRedis,
+    keysFor(config.keyPrefix),
+    config.action.ttlSeconds,
+    new WriteAck(bulkRedis, config.redis),
+  );
+  const realtime = new Realtime({ config, log, store: actionStore, limiterRedis });
   let draining = false;
 
   const app = buildApp({
@@ -25,9 +38,12 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
     redis,
     limiterRedis,
     queueRedis,
+    actionStore,
+    actionEvents: realtime.emitter,
     readiness: {
       draining: () => draining,
-      redisAnswers: () => redisServes(redis),
+      // The socket paths are served once the adapter's Redis connections were ready (see Realtime).
+      redisAnswers: async () => realtime.serving() && redisServes(redis),
     },
   });
   app.on('error', (err: unknown) => log.error('koa error', errorFields(err)));
@@ -41,25 +57,34 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
     app.callback(),
   );
   server.headersTimeout = Math.min(15_000, config.requestTimeoutMs);
+  answerClientErrors(server, log);
   // Longer than common load balancers' idle timeout (60 s), so they close first and never reuse a dead socket.
   server.keepAliveTimeout = 65_000;
   const url = await listen(server, config.port, config.host, 'PORT');
   log.info('api listening', { host: config.host, port: Number(new URL(url).port) });
+  // In the background: with Redis away at start-up, the REST API answers (503s) meanwhile.
+  void realtime
+    .attachWhenReady(server)
+    .catch((err: unknown) => log.error('sockets could not be served', errorFields(err)));
 
   return {
     server,
     url,
     async stop() {
       draining = true;
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
+      log.info('api draining');
       const forced = setTimeout(() => {
         log.warn('shutdown timeout: closing remaining connections');
         server.closeAllConnections();
       }, config.shutdownTimeoutMs);
+      // Sockets first, while the listener still accepts: their clients reconnect through the load balancer,
+      // which no longer picks this pod (readiness is 503), and this pod refuses their handshakes meanwhile.
+      await realtime.close(config.shutdownTimeoutMs);
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
       await closed;
       clearTimeout(forced);
-      await Promise.allSettled([redis.quit(), limiterRedis.quit(), queueRedis.quit()]);
+      await Promise.allSettled([redis.quit(), bulkRedis.quit(), limiterRedis.quit(), queueRedis.quit()]);
       log.info('api stopped');
     },
   };

@@ -1,20 +1,21 @@
-import Router from '@koa/router';
 import Koa from 'koa';
 import type { Config } from './config.js';
 import { accessLog } from './http/access-log.js';
 import type { RelayState } from './http/context.js';
+import { connectionGuard } from './http/connection-guard.js';
 import { corsPolicy } from './http/cors.js';
 import { errorEnvelope } from './http/error-envelope.js';
 import { sharedLimiter } from './http/limiters.js';
-import { rateLimit } from './http/rate-limit.js';
+import { rateLimit, writeBudget } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
+import { createRouter, isV1, unmatched } from './http/routing.js';
 import type { Logger } from './log.js';
 import type { RedisClient } from './redis/clients.js';
 import { httpMetrics } from './metrics.js';
 import { partnerRegistry } from './partners.js';
 import { Upstream } from './providers/http.js';
 import { PushProducer, SupportProducer } from './queue/producer.js';
-import { actionRoutes } from './routes/action.js';
+import { actionRoutes, type ActionEvents } from './routes/action.js';
 import { healthRoutes, type Readiness } from './routes/health.js';
 import { marketRoutes } from './routes/market.js';
 import { servicesRoutes } from './routes/services.js';
@@ -22,7 +23,7 @@ import { signRoutes } from './routes/sign.js';
 import { supportRoutes } from './routes/support.js';
 import { syncRoutes } from './routes/sync.js';
 import { tokenRoutes } from './routes/token.js';
-import { ActionStore } from './store/action-store.js';
+import type { ActionStore } from './store/action-store.js';
 import { keysFor } from './store/keys.js';
 import { MarketStore } from './store/market-store.js';
 import { SyncStore } from './store/sync-store.js';
@@ -40,9 +41,14 @@ export interface ApiDeps {
   /** The BullMQ producer's own fail-fast client: a job is acknowledged only once Redis has it. */
   queueRedis: RedisClient;
   readiness: Readiness;
+  /**
+   * The pair's mailbox, shared with the socket replay. On its own fail-fast client (`bulk`): megabyte payloads
+   * go through it, so a flood of large reads queues behind itself, never in front of other requests' commands.
+   */
+  actionStore: ActionStore;
+  /** Told of every stored action (the socket emitter). */
+  actionEvents: ActionEvents;
 }
-
-const isV1 = (path: string) => path.startsWith('/v1/') || path === '/v1';
 
 /** The Koa app: middleware in request order, then every resource's routes. */
 export function buildApp(deps: ApiDeps): Koa<RelayState> {
@@ -54,15 +60,26 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
   app.silent = true;
 
   const keys = keysFor(config.keyPrefix);
-  const router = new Router<RelayState>();
+  const router = createRouter();
   healthRoutes(router, deps.readiness);
   const ack = new WriteAck(redis, config.redis);
-  syncRoutes(router, new SyncStore(redis, keys, config.sync, ack));
+  const bytesWritten = writeBudget(
+    sharedLimiter(
+      deps.limiterRedis,
+      config.keyPrefix,
+      'bytes',
+      config.writeBudget.bytes,
+      config.writeBudget.windowSeconds,
+    ),
+  );
+  syncRoutes(router, new SyncStore(redis, keys, config.sync, ack), bytesWritten);
   actionRoutes(
     router,
-    new ActionStore(redis, keys, config.action.ttlSeconds, ack),
+    deps.actionStore,
     config.action.ttlSeconds,
+    bytesWritten,
     new PushProducer(deps.queueRedis, config.push, config.action.ttlSeconds, log),
+    deps.actionEvents,
   );
   tokenRoutes(router, new TokenStore(redis, keys, ack));
   servicesRoutes(router, config.services);
@@ -106,12 +123,13 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
     await next();
   });
   app.use(requestId(log));
+  app.use(connectionGuard(config.connections));
   app.use(accessLog());
   app.use(httpMetrics());
   app.use(errorEnvelope());
   app.use(corsPolicy(config.corsOrigins));
   app.use(rateLimit(globalLimiter, config.rateLimit.points, isV1));
+  app.use(unmatched(router));
   app.use(router.routes());
-  app.use(router.allowedMethods());
   return app;
 }

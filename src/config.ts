@@ -21,12 +21,18 @@ export interface Config {
   sync: { ttlSeconds: number; readGraceSeconds: number };
   action: { ttlSeconds: number };
   rateLimit: { points: number; windowSeconds: number; trustProxyHops: number };
+  /** Bytes of request bodies one client IP may have stored (actions, sync) per window: bounds its Redis use. */
+  writeBudget: { bytes: number; windowSeconds: number };
+  /** Connections whose responses are not read: how long a written response may wait, and pipelining depth. */
+  connections: { drainTimeoutMs: number; maxInFlight: number };
   corsOrigins: '*' | string[];
   services: Record<string, unknown>;
   support: SupportConfig;
   push: PushConfig;
   market: MarketConfig;
   sign: { perMinute: number; onramperSecret: string | undefined };
+  /** Open socket.io connections per client IP on one pod (SPEC §10). */
+  socketsPerIp: number;
 }
 
 export type Role = 'api' | 'worker' | 'all';
@@ -424,6 +430,15 @@ function read(env: EnvReader): Config {
       windowSeconds: env.int('RATE_LIMIT_WINDOW_SECONDS', 30, 1, 86_400),
       trustProxyHops: env.int('TRUST_PROXY_HOPS', 0, 0, 10),
     },
+    writeBudget: {
+      // At least one largest action body (2 MiB), or that action could never be written.
+      bytes: env.int('WRITE_BUDGET_BYTES', 16 * 1024 * 1024, 2 * 1024 * 1024, 1024 ** 4),
+      windowSeconds: env.int('WRITE_BUDGET_WINDOW_SECONDS', 900, 1, 86_400),
+    },
+    connections: {
+      drainTimeoutMs: env.int('HTTP_DRAIN_TIMEOUT_MS', 10_000, 100, 600_000),
+      maxInFlight: env.int('HTTP_MAX_PIPELINED', 8, 1, 1000),
+    },
     corsOrigins:
       corsOrigins === '*'
         ? '*'
@@ -480,6 +495,7 @@ function read(env: EnvReader): Config {
       perMinute: env.int('SIGN_PER_MINUTE', 30, 1, 1_000_000),
       onramperSecret: env.optional('ONRAMPER_SECRET'),
     },
+    socketsPerIp: env.int('SOCKETS_PER_IP', 50, 1, 1_000_000),
   };
 }
 

@@ -58,6 +58,50 @@ const jobOutcomes = new Counter({
   registers: [registry],
 });
 
+const socketsConnected = new Gauge({
+  name: 'relay_sockets_connected',
+  help: 'socket.io connections open on this pod, by path (key, wallet).',
+  labelNames: ['path'] as const,
+  registers: [registry],
+});
+
+const socketsRefused = new Counter({
+  name: 'relay_socket_connections_refused_total',
+  help: 'socket.io handshakes refused because the client IP holds SOCKETS_PER_IP sockets on this pod, by path.',
+  labelNames: ['path'] as const,
+  registers: [registry],
+});
+
+const socketJoins = new Counter({
+  name: 'relay_socket_joins_total',
+  help: 'socket.io `join` events by path and outcome (joined; invalid and rate_limited disconnect the socket).',
+  labelNames: ['path', 'outcome'] as const,
+  registers: [registry],
+});
+
+const socketEvents = new Counter({
+  name: 'relay_socket_events_total',
+  help: 'Events emitted after a stored action, by action type (live: to the pair room; replay: to one socket).',
+  labelNames: ['type', 'delivery'] as const,
+  registers: [registry],
+});
+
+const socketAdapterErrors = new Counter({
+  name: 'relay_socket_adapter_errors_total',
+  help: 'Events the socket.io Redis adapter could not publish to the other pods, by path.',
+  labelNames: ['path'] as const,
+  registers: [registry],
+});
+
+export const socketMetrics = {
+  connected: (path: string, change: 1 | -1) => socketsConnected.inc({ path }, change),
+  refused: (path: string) => socketsRefused.inc({ path }),
+  joined: (path: string, outcome: 'joined' | 'invalid' | 'rate_limited') =>
+    socketJoins.inc({ path, outcome }),
+  emitted: (type: string, delivery: 'live' | 'replay') => socketEvents.inc({ type, delivery }),
+  adapterError: (path: string) => socketAdapterErrors.inc({ path }),
+};
+
 const pushMessages = new Counter({
   name: 'relay_push_messages_total',
   help: 'Push messages by outcome (sent: accepted by the provider; token_removed: the provider refused the token for good, it was removed; failed: not delivered, not retried further).',

@@ -280,12 +280,17 @@ describe('deployment manifests', () => {
 
     it('nginx balances over the compose API services on their port and listens on the published port', () => {
       const nginx = readRepoFile('deploy/nginx.conf');
-      const upstreams = [...nginx.matchAll(/^\s*server\s+([\w.-]+):(\d+)/gm)].map((m) => [
-        m[1],
-        Number(m[2]),
-      ]);
       const apis = relayServices().filter(([, s]) => s.environment.RELAY_ROLE === 'api');
-      expect(upstreams).to.deep.equal(apis.map(([name, s]) => [name, loadConfig(s.environment).port]));
+      // Every upstream (REST and sockets) lists exactly the compose API services.
+      const upstreams = [...nginx.matchAll(/^\s*upstream\s+(\w+)\s*\{([^}]*)\}/gm)];
+      expect(upstreams.map((m) => m[1])).to.deep.equal(['relay_api', 'relay_sockets']);
+      for (const [, , block] of upstreams) {
+        const servers = [...block!.matchAll(/^\s*server\s+([\w.-]+):(\d+)/gm)].map((m) => [
+          m[1],
+          Number(m[2]),
+        ]);
+        expect(servers).to.deep.equal(apis.map(([name, s]) => [name, loadConfig(s.environment).port]));
+      }
       const listen = Number(/^\s*listen\s+(\d+);/m.exec(nginx)?.[1]);
       expect(compose.services.lb.ports).to.deep.equal([`9876:${listen}`]);
       expect(compose.services.lb.volumes).to.deep.equal(['./deploy/nginx.conf:/etc/nginx/nginx.conf:ro']);
@@ -294,6 +299,52 @@ describe('deployment manifests', () => {
       );
       // The API trusts exactly the one proxy in front of it for the client address (rate limits per IP).
       expect(apis.map(([, s]) => loadConfig(s.environment).rateLimit.trustProxyHops)).to.deep.equal([1, 1]);
+    });
+
+    it('nginx: /v1/socket/ goes to the upstream hashing the client address, with WebSocket upgrades passed', () => {
+      const nginx = readRepoFile('deploy/nginx.conf');
+      const sockets = /^\s*upstream relay_sockets\s*\{([^}]*)\}/m.exec(nginx)?.[1] ?? '';
+      expect(sockets).to.match(/^\s*hash \$binary_remote_addr consistent;/m);
+      const location = /location \/v1\/socket\/ \{([^}]*)\}/.exec(nginx)?.[1] ?? '';
+      expect(location).to.include('proxy_pass http://relay_sockets;');
+      expect(location).to.include('proxy_set_header Upgrade $http_upgrade;');
+      expect(location).to.include('proxy_set_header Connection $connection_upgrade;');
+      expect(nginx).to.match(/map \$http_upgrade \$connection_upgrade \{\s*default upgrade;\s*'' '';\s*\}/);
+      // Longer than socket.io's ping interval + timeout (25 s + 20 s), or idle sockets would be cut.
+      expect(Number(/proxy_read_timeout (\d+)s;/.exec(location)?.[1])).to.be.greaterThan(45);
+    });
+
+    it('k8s: the socket path has its own Ingress hashing the client address, on a Service of the API pods', () => {
+      const ingresses = ofKind(docs, 'Ingress');
+      const routes = ingresses.flatMap((ingress) =>
+        ingress.spec.rules.flatMap((rule: Manifest) =>
+          rule.http.paths.map((path: Manifest) => ({
+            ingress,
+            path: path.path,
+            service: path.backend.service,
+          })),
+        ),
+      );
+      expect(routes.map((r) => [r.path, r.service.name])).to.deep.equal([
+        ['/', 'multisig-relay-api'],
+        ['/v1/socket/', 'multisig-relay-sockets'],
+      ]);
+      const socketRoute = routes.find((r) => r.path === '/v1/socket/')!;
+      const annotations = socketRoute.ingress.metadata.annotations;
+      expect(annotations['nginx.ingress.kubernetes.io/upstream-hash-by']).to.equal('$binary_remote_addr');
+      expect(Number(annotations['nginx.ingress.kubernetes.io/proxy-read-timeout'])).to.be.greaterThan(45);
+      // Through the ClusterIP, kube-proxy would pick the pod and the hash would mean nothing.
+      for (const ingress of ingresses) {
+        expect(ingress.metadata.annotations?.['nginx.ingress.kubernetes.io/service-upstream']).to.equal(
+          undefined,
+        );
+      }
+      // Its own Service: ingress-nginx keeps one upstream per Service port, so the REST paths keep their balancing.
+      const service = ofKind(docs, 'Service').find((s) => s.metadata.name === socketRoute.service.name)!;
+      expect(service.spec.selector).to.deep.equal(deployment('api').spec.selector.matchLabels);
+      expect(service.spec.sessionAffinity ?? 'None').to.equal('None');
+      const port = service.spec.ports.find((p: Manifest) => p.name === socketRoute.service.port.name);
+      expect(portNumber(deployment('api'), port.targetPort)).to.equal(podConfig(deployment('api')).port);
     });
 
     it('compose Redis runs Redis 7 with noeviction and AOF', () => {

@@ -75,6 +75,78 @@ describe('POST /v1/sign/{partner}', () => {
     });
   }
 
+  const VALUE_RULE = 'must not contain &, =, %, +, #, whitespace, control characters or unpaired surrogates';
+
+  it('a value cannot forge a parameter: & = % + # whitespace, control characters and lone surrogates are 400 naming the field', async () => {
+    const forged = await post(api.url, '/v1/sign/onramper', {
+      wallets: 'x&redirectAtCheckout=https://evil.example',
+    });
+    expect(forged.status).to.equal(400);
+    expect(forged.body).to.deep.equal({
+      success: false,
+      error: {
+        code: 'INVALID_PARAMETER',
+        message: 'A field of the request body is invalid.',
+        details: [{ field: '/body/wallets', message: VALUE_RULE }],
+        requestId: forged.headers.get('x-request-id'),
+      },
+    });
+    const bad = [
+      'a&b',
+      'a=b',
+      'a%26b',
+      'a+b',
+      'a#b',
+      'a b',
+      'a\tb',
+      'a\nb',
+      'a\u0000b',
+      'a\u007fb',
+      'a\u0085b',
+      'a\u2028b',
+    ];
+    for (const value of [...bad, 'a\ud800b', 'a\udc00']) {
+      const res = await post(api.url, '/v1/sign/onramper', { wallets: 'btc:ok', networkWallets: value });
+      expect(res.status, JSON.stringify(value)).to.equal(400);
+      expect(res.body.error.details).to.deep.equal([{ field: '/body/networkWallets', message: VALUE_RULE }]);
+    }
+  });
+
+  it('an empty value is 400 naming the field', async () => {
+    const res = await post(api.url, '/v1/sign/onramper', { wallets: 'btc:x', walletAddressTags: '' });
+    expect(res.status).to.equal(400);
+    expect(res.body.error.details).to.deep.equal([
+      { field: '/body/walletAddressTags', message: 'must NOT have fewer than 1 characters' },
+    ]);
+  });
+
+  it('two different bodies never give the same signed string', async () => {
+    const bodies: Record<string, string>[] = [
+      { wallets: 'a', networkWallets: 'b' },
+      { networkWallets: 'b', wallets: 'a' },
+      { wallets: 'a&networkWallets=b' },
+      { wallets: 'a=b' },
+      { wallets: 'a%26networkWallets%3Db' },
+      { wallets: 'a', walletAddressTags: 'b' },
+      { wallets: 'a&walletAddressTags=b' },
+      { wallets: 'a\ud800' },
+      { wallets: 'a\ufffd' },
+      { wallets: 'btc:ünïcode' },
+      { wallets: 'btc:ünïcode', networkWallets: 'x' },
+    ];
+    const signedBy = new Map<string, string>();
+    for (const body of bodies) {
+      const res = await post(api.url, '/v1/sign/onramper', body);
+      if (res.status !== 200) continue;
+      const { signedData, signature } = res.body.data as { signedData: string; signature: string };
+      expect(signature).to.equal(hmac(signedData));
+      const earlier = signedBy.get(signature);
+      expect(earlier, `${JSON.stringify(body)} signs like ${earlier}`).to.equal(undefined);
+      signedBy.set(signature, JSON.stringify(body));
+    }
+    expect(signedBy.size).to.equal(6);
+  });
+
   it('400 when the canonical string is over 5000 characters in total, 200 at exactly 5000', async () => {
     const wallets = 'a'.repeat(2000);
     const networkWallets = 'b'.repeat(5000 - 'wallets=&networkWallets='.length - 2000);

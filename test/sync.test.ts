@@ -150,8 +150,26 @@ describe('POST /v1/sync and GET /v1/sync/{id}', () => {
       expect(await redis().keys('relay:sync:*')).to.deep.equal([]);
     });
 
-    it('a body over 64 KB → 413', async () => {
-      const res = await post(api.url, '/v1/sync', { ...record, padding: 'x'.repeat(70 * 1024) });
+    it('the largest valid record fits the 640 KB limit; a valid-JSON body breaking a field rule is 400, not 413', async () => {
+      const nonce = (i: number) => i.toString(16).padStart(500, 'a');
+      const largest = { ...record, publicNonces: Array.from({ length: 1000 }, (_, i) => nonce(i)) };
+      const ok = await post(api.url, '/v1/sync', largest);
+      expect(ok.status).to.equal(200);
+      expect(JSON.parse((await redis().get('relay:sync:wallet-1'))!)).to.deep.equal(largest);
+      await redis().del('relay:sync:wallet-1');
+      const tooMany = await post(api.url, '/v1/sync', {
+        ...record,
+        publicNonces: Array.from({ length: 1001 }, (_, i) => nonce(i)),
+      });
+      expect(tooMany.status).to.equal(400);
+      expect(tooMany.body.error.details).to.deep.equal([
+        { field: '/body/publicNonces', message: 'must NOT have more than 1000 items' },
+      ]);
+      expect(await redis().keys('relay:sync:*')).to.deep.equal([]);
+    });
+
+    it('a body over 640 KB → 413', async () => {
+      const res = await post(api.url, '/v1/sync', { ...record, padding: 'x'.repeat(640 * 1024) });
       expect(res.status).to.equal(413);
       expect(res.body.error.code).to.equal('PAYLOAD_TOO_LARGE');
       expect(await redis().keys('relay:sync:*')).to.deep.equal([]);

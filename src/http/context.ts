@@ -4,6 +4,8 @@ import type { Logger } from '../log.js';
 export interface RelayState {
   requestId: string;
   log: Logger;
+  /** Size of the decoded request body, once jsonBody has read it (what the write budget charges). */
+  bodyBytes?: number;
 }
 
 export type RelayContext = ParameterizedContext<RelayState>;

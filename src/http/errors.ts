@@ -8,7 +8,12 @@ export type ErrorCode =
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'RATE_LIMITED'
   | 'INTERNAL'
-  | 'UNAVAILABLE';
+  | 'UNAVAILABLE'
+  // The next four only come from Node's HTTP parser, before a request reaches Koa (see client-errors.ts).
+  | 'BAD_REQUEST'
+  | 'REQUEST_TIMEOUT'
+  | 'EXPECTATION_FAILED'
+  | 'HEADERS_TOO_LARGE';
 
 const STATUS: Record<ErrorCode, number> = {
   INVALID_PARAMETER: 400,
@@ -20,6 +25,10 @@ const STATUS: Record<ErrorCode, number> = {
   RATE_LIMITED: 429,
   INTERNAL: 500,
   UNAVAILABLE: 503,
+  BAD_REQUEST: 400,
+  REQUEST_TIMEOUT: 408,
+  EXPECTATION_FAILED: 417,
+  HEADERS_TOO_LARGE: 431,
 };
 
 export interface ErrorDetail {

@@ -43,14 +43,18 @@ export function rateLimit(
   };
 }
 
-/** A consumption that does not set the global headers: for per-endpoint budgets (submissions, signing). */
+/**
+ * A consumption that does not set the global headers: for per-endpoint budgets (submissions, signing, bytes
+ * written), `points` at a time.
+ */
 export async function consumeOrReject(
   limiter: RateLimiterAbstract,
   key: string,
   what: string,
+  points = 1,
 ): Promise<void> {
   try {
-    await limiter.consume(key);
+    await limiter.consume(key, points);
   } catch (rejection) {
     if (!(rejection instanceof RateLimiterRes)) throw rejection;
     recordRateLimited(limiterName(limiter));
@@ -58,4 +62,15 @@ export async function consumeOrReject(
       headers: { 'Retry-After': String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))) },
     });
   }
+}
+
+/**
+ * Charges a write's decoded body size to the client IP's byte budget (limiter points are bytes), after
+ * jsonBody read it. Only the write routes use it, so reads cost no extra Redis round trip.
+ */
+export function writeBudget(limiter: RateLimiterAbstract): Middleware<RelayState> {
+  return async (ctx, next) => {
+    await consumeOrReject(limiter, ctx.ip, 'bytes written', ctx.state.bodyBytes ?? 0);
+    await next();
+  };
 }

@@ -37,25 +37,69 @@ ajv.addKeyword({
   validate: (wanted: boolean, data: string) => !wanted || isJsonObjectString(data),
 });
 
+/**
+ * A value signed as part of a `key=value&key=value` string must mean the same thing to the partner's verifier,
+ * which parses the widget's query string (Onramper signs "the URL's query string", values as they appear in
+ * it). So it may not contain:
+ * - `&` or `=`: they would add or split parameters, and signing `wallets=x&redirectAtCheckout=…` would vouch
+ *   for a parameter the partner never let us sign; without them the signed string splits back into exactly
+ *   the keys and values given, so two different bodies never give the same string;
+ * - `%` and `+`: a query parser decodes them (`%26` is `&`, `+` a space), so the raw and the decoded value
+ *   would differ and whichever the verifier checks, the other could smuggle a separator;
+ * - `#` (ends the query), whitespace, control characters and lone surrogates (not well-formed text: two
+ *   different strings would be the same UTF-8 bytes once signed).
+ * Real values (`btc:bc1q…,eth:0x…`, `ethereum:0x…`, memo tags) never need any of them.
+ */
+const QUERY_VALUE = /^[^&=%+#\s\p{Cc}\p{Cs}]*$/u;
+const QUERY_VALUE_RULE =
+  'must not contain &, =, %, +, #, whitespace, control characters or unpaired surrogates';
+
+ajv.addKeyword({
+  keyword: 'queryValue',
+  type: 'string',
+  schemaType: 'boolean',
+  errors: false,
+  validate: (wanted: boolean, data: string) => !wanted || QUERY_VALUE.test(data),
+});
+
+const KEYWORD_MESSAGES: Record<string, string> = {
+  jsonObjectString: 'must be a JSON object encoded as a string',
+  queryValue: QUERY_VALUE_RULE,
+};
+
 const MAX_DETAILS = 20;
 
 const MESSAGES: Record<Location, string> = {
   body: 'A field of the request body is invalid.',
   params: 'A path parameter is invalid.',
   query: 'A query parameter is invalid.',
+  event: 'A field of the socket event is invalid.',
 };
 
-export type Location = 'body' | 'params' | 'query';
+/** Where the value came from: a part of an HTTP request, or the data of a socket.io event. */
+export type Location = 'body' | 'params' | 'query' | 'event';
 
 function detail(location: Location, error: ErrorObject): ErrorDetail {
   const missing = error.keyword === 'required' ? `/${String(error.params.missingProperty)}` : '';
   return {
     field: `/${location}${error.instancePath}${missing}`,
-    message:
-      error.keyword === 'jsonObjectString'
-        ? 'must be a JSON object encoded as a string'
-        : (error.message ?? 'is invalid'),
+    message: KEYWORD_MESSAGES[error.keyword] ?? error.message ?? 'is invalid',
   };
+}
+
+/**
+ * One detail per field and message: allErrors can report the same failure twice (through two branches of an
+ * `allOf`), and a failed `if`/`then` adds a `must match "then" schema` line that says nothing the real one does
+ * not.
+ */
+function details(location: Location, errors: ErrorObject[] | null | undefined): ErrorDetail[] {
+  const unique = new Map<string, ErrorDetail>();
+  for (const error of errors ?? []) {
+    if (error.keyword === 'if') continue;
+    const item = detail(location, error);
+    unique.set(`${item.field}\n${item.message}`, item);
+  }
+  return [...unique.values()].slice(0, MAX_DETAILS);
 }
 
 /**
@@ -66,7 +110,8 @@ export function validator<T>(location: Location, schema: JSONSchemaType<T> | Sch
   const validate = ajv.compile<T>(schema as Schema);
   return (value) => {
     if (validate(value)) return value;
-    const details = (validate.errors ?? []).slice(0, MAX_DETAILS).map((e) => detail(location, e));
-    throw new AppError('INVALID_PARAMETER', MESSAGES[location], { details });
+    throw new AppError('INVALID_PARAMETER', MESSAGES[location], {
+      details: details(location, validate.errors),
+    });
   };
 }

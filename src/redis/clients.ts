@@ -9,21 +9,32 @@ import { RedisOutageLog, rememberAddress } from './outage-log.js';
  *
  * - `store`: the API's record stores. Fail fast: no offline queue and a command timeout, so a request never
  *   hangs on a dead Redis; auto-pipelining batches the commands of concurrent requests into one write.
+ * - `bulk`: the action store, whose values reach megabytes; same rules as `store`. Apart, so that one client's
+ *   burst of large reads waits behind itself and not in front of every other request's small commands.
  * - `limiter`: the rate limiters; same fail-fast rules and auto-pipelining. Every /v1 request consumes a point
  *   before anything else, so unbatched, each would cost its own socket write (a quarter of the relay's CPU under
  *   load, see docs/benchmarks.md).
  * - `failFast`: the BullMQ producer; same fail-fast rules, no pipelining (BullMQ is not known to be safe with it).
  * - `worker`: BullMQ workers block on Redis and must retry forever (`maxRetriesPerRequest: null`).
+ * - `socketPub`: the socket.io adapter's publisher. Fail fast: an event that cannot be published while Redis is
+ *   away is dropped (the record stays readable and is replayed on join), it never queues up behind the outage.
+ * - `socketSub`: the socket.io adapter's subscriber. It keeps its offline queue and retries forever, like a
+ *   worker: a room subscribed during an outage is sent once Redis is back, and ioredis resubscribes every
+ *   channel it held after a reconnect (a subscription that failed fast would be lost for good). On a cluster it
+ *   subscribes to each sharded channel on the master of the channel's slot.
  *
  * The same roles exist on every topology (SPEC §12): a single Redis (REDIS_URL), a Sentinel-managed master, or a
  * Redis Cluster. Callers see one client type and never branch on the topology.
  */
-export type RedisRole = 'store' | 'limiter' | 'failFast' | 'worker';
+export type RedisRole = 'store' | 'bulk' | 'limiter' | 'failFast' | 'worker' | 'socketPub' | 'socketSub';
 
 /** A connection of any topology: both classes share the command interface. */
 export type RedisClient = Redis | Cluster;
 
 export const COMMAND_TIMEOUT_MS = 1500;
+
+/** Roles that wait out an outage instead of failing fast: BullMQ workers and the adapter's subscriber. */
+const retriesForever = (role: RedisRole) => role === 'worker' || role === 'socketSub';
 
 function reconnectDelay(attempt: number): number {
   return Math.min(100 * attempt, 1000);
@@ -36,7 +47,7 @@ function reconnectDelay(attempt: number): number {
  */
 function reconnectOnReadOnly(role: RedisRole) {
   return (err: Error): boolean | 1 | 2 =>
-    err.message.startsWith('READONLY') ? (role === 'worker' ? 2 : 1) : false;
+    err.message.startsWith('READONLY') ? (retriesForever(role) ? 2 : 1) : false;
 }
 
 /** Per-connection options; on a cluster they apply to every node's connection. */
@@ -45,17 +56,17 @@ export function redisOptions(role: RedisRole): RedisOptions {
     connectTimeout: 2000,
     retryStrategy: reconnectDelay,
     lazyConnect: false,
-    connectionName: `relay-${role === 'failFast' ? 'fail-fast' : role}`,
+    connectionName: `relay-${role.replace(/[A-Z]/g, (upper) => `-${upper.toLowerCase()}`)}`,
     reconnectOnError: reconnectOnReadOnly(role),
   };
-  if (role === 'worker') return { ...base, maxRetriesPerRequest: null };
+  if (retriesForever(role)) return { ...base, maxRetriesPerRequest: null };
   const failFast: RedisOptions = {
     ...base,
     enableOfflineQueue: false,
     commandTimeout: COMMAND_TIMEOUT_MS,
     maxRetriesPerRequest: 1,
   };
-  return role === 'failFast' ? failFast : { ...failFast, enableAutoPipelining: true };
+  return role === 'failFast' || role === 'socketPub' ? failFast : { ...failFast, enableAutoPipelining: true };
 }
 
 /**
@@ -65,9 +76,10 @@ export function redisOptions(role: RedisRole): RedisOptions {
  */
 function clusterOptions(role: RedisRole, node: RedisOptions): ClusterOptions {
   const { retryStrategy, enableOfflineQueue, enableAutoPipelining, ...perNode } = node;
-  const failFast = role !== 'worker';
+  const failFast = !retriesForever(role);
   return {
     redisOptions: perNode,
+    shardedSubscribers: role === 'socketSub',
     clusterRetryStrategy: retryStrategy as (attempt: number) => number,
     enableOfflineQueue: enableOfflineQueue ?? true,
     enableAutoPipelining: enableAutoPipelining ?? false,

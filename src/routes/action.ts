@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import type { Middleware } from 'koa';
 import { ACTION_BODY_LIMIT, jsonBody } from '../http/body.js';
 import { okJson, type RelayState } from '../http/context.js';
 import { AppError } from '../http/errors.js';
@@ -25,15 +26,25 @@ function toRecord(body: ActionRequest, ttlSeconds: number, now = Date.now()): Ac
   };
 }
 
+/** What happens once an action is stored; must neither throw nor delay the response. */
+export interface ActionEvents {
+  stored(record: ActionRecord): void;
+}
+
+/** `writeBudget` charges each POST's body to the client's byte budget (see http/rate-limit.ts). */
 export function actionRoutes(
   router: Router<RelayState>,
   store: ActionStore,
   ttlSeconds: number,
+  writeBudget: Middleware<RelayState>,
   pushes: PushProducer,
+  events: ActionEvents,
 ): void {
-  router.post('/v1/action', jsonBody(ACTION_BODY_LIMIT), async (ctx) => {
+  router.post('/v1/action', jsonBody(ACTION_BODY_LIMIT), writeBudget, async (ctx) => {
     const record = toRecord(parseBody(ctx.request.body), ttlSeconds);
     const stored = await store.save(record);
+    // The emit runs after this handler's awaits (setImmediate), so it never delays or fails the answer.
+    events.stored(record);
     // Only after the write, so a job always names a record that was stored; it never fails the request.
     await pushes.enqueue(record, ctx.state.log);
     okJson(ctx, stored);

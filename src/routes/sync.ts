@@ -1,5 +1,6 @@
 import type Router from '@koa/router';
-import { jsonBody } from '../http/body.js';
+import type { Middleware } from 'koa';
+import { jsonBody, SYNC_BODY_LIMIT } from '../http/body.js';
 import { okJson, type RelayState } from '../http/context.js';
 import { AppError } from '../http/errors.js';
 import { validator } from '../http/validate.js';
@@ -23,8 +24,13 @@ function toRecord(body: SyncRecord): SyncRecord {
   };
 }
 
-export function syncRoutes(router: Router<RelayState>, store: SyncStore): void {
-  router.post('/v1/sync', jsonBody(), async (ctx) => {
+/** `writeBudget` charges each POST's body to the client's byte budget (see http/rate-limit.ts). */
+export function syncRoutes(
+  router: Router<RelayState>,
+  store: SyncStore,
+  writeBudget: Middleware<RelayState>,
+): void {
+  router.post('/v1/sync', jsonBody(SYNC_BODY_LIMIT), writeBudget, async (ctx) => {
     const record = toRecord(parseBody(ctx.request.body));
     okJson(ctx, await store.save(record));
   });

@@ -1,0 +1,222 @@
+/**
+ * The sockets phase of `npm run bench` (SPEC §10 goals): RSS per joined WebSocket client on one pod, the latency
+ * from POST /v1/action to the event's receipt across two pods at a steady rate, and POST /v1/action throughput
+ * with the emit against an action type the relay stores without emitting.
+ */
+import { io, type Socket } from 'socket.io-client';
+import { freePort } from '../src/redis/server.js';
+import { memoryOf, round, type Child } from './children.js';
+import { drive, median, type Summary } from './load.js';
+
+export interface SocketsOptions {
+  /** Starts one more relay pod (API role) on the benchmark's Redis with a metrics listener on `metricsPort`. */
+  startPod(name: string, metricsPort: number): Promise<Child>;
+  out(line?: string): void;
+  clients: number;
+  rate: number;
+  seconds: number;
+  rounds: number;
+  duration: number;
+  connections: number;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
+const PADDING = 'a'.repeat(10 * 1024);
+/** Same generic checks (no chain-specific payload rule), one routed to the key path and one unknown. */
+const EMITTED = 'wksigningrequest';
+const STORED_ONLY = 'wksigningnote';
+
+function connect(pod: Child, side: 'key' | 'wallet', wkIdentity: string, transports?: string[]): Socket {
+  const socket = io(pod.url, {
+    path: `/v1/socket/${side}`,
+    reconnectionAttempts: 100,
+    timeout: 10000,
+    ...(transports ? { transports } : {}),
+  });
+  socket.on('connect', () => socket.emit('join', { wkIdentity }));
+  return socket;
+}
+
+/** `relay_socket_joins_total{outcome="joined"}` of one pod, from its metrics listener. */
+async function joinsOf(metricsPort: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  return [...text.matchAll(/^relay_socket_joins_total\{[^}]*outcome="joined"[^}]*\} (\d+)/gm)].reduce(
+    (sum, m) => sum + Number(m[1]),
+    0,
+  );
+}
+
+async function until(
+  what: string,
+  check: () => Promise<boolean> | boolean,
+  timeoutMs = 120_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function memoryPerSocket(pod: Child, metricsPort: number, options: SocketsOptions) {
+  const { out, clients } = options;
+  await settle(2000);
+  const before = await memoryOf(pod.process.pid!);
+  const sockets: Socket[] = [];
+  for (let i = 0; i < clients; i += 250) {
+    const batch = Array.from({ length: Math.min(250, clients - i) }, (_, j) =>
+      connect(pod, 'key', `mem-${i + j}`, ['websocket']),
+    );
+    sockets.push(...batch);
+    await until('a batch of joins', async () => (await joinsOf(metricsPort)) >= i + batch.length);
+  }
+  await settle(5000);
+  const after = await memoryOf(pod.process.pid!);
+  const perSocketKb = round(((after.rssMb - before.rssMb) * 1024) / clients, 1);
+  out(
+    `memory: RSS ${before.rssMb} MB → ${after.rssMb} MB with ${clients} joined WebSocket clients: ` +
+      `${perSocketKb} KB per socket (goal ≤ 20)`,
+  );
+  for (const socket of sockets) socket.close();
+  return { clients, rssBeforeMb: before.rssMb, rssAfterMb: after.rssMb, perSocketKb };
+}
+
+function percentile(sorted: number[], p: number): number {
+  return round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!, 2);
+}
+
+async function latency(a: Child, b: Child, options: SocketsOptions) {
+  const { out, rate, seconds } = options;
+  const pairs = 200;
+  const sent = new Map<string, number>();
+  const latencies: number[] = [];
+  const sockets = Array.from({ length: pairs }, (_, i) => {
+    const socket = connect(b, 'key', `lat-${i}`, ['websocket']);
+    socket.on('wksigningrequest', (record: { payload: string }) => {
+      const id = record.payload.slice(0, record.payload.indexOf(':'));
+      const started = sent.get(id);
+      if (started !== undefined) latencies.push(performance.now() - started);
+    });
+    return socket;
+  });
+  await until('latency sockets', () => sockets.every((s) => s.connected));
+  await settle(2000); // joins and their room subscriptions
+  const total = rate * seconds;
+  let failed = 0;
+  const posts: Promise<void>[] = [];
+  const started = performance.now();
+  for (let n = 0; n < total; n++) {
+    // A steady schedule: each POST leaves at its own slot, whatever the previous ones take.
+    const wait = started + (n * 1000) / rate - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    const id = String(n);
+    const body = JSON.stringify({
+      chain: 'btc',
+      wkIdentity: `lat-${n % pairs}`,
+      action: 'wksigningrequest',
+      payload: `${id}:${PADDING}`,
+    });
+    sent.set(id, performance.now());
+    posts.push(
+      fetch(`${a.url}/v1/action`, { method: 'POST', headers: JSON_HEADERS, body }).then(async (res) => {
+        await res.arrayBuffer();
+        if (res.status !== 200) failed++;
+      }),
+    );
+  }
+  await Promise.all(posts);
+  await until('the last events', () => latencies.length >= total - failed, 10_000).catch(() => undefined);
+  for (const socket of sockets) socket.close();
+  const sorted = [...latencies].sort((x, y) => x - y);
+  const result = {
+    rate,
+    seconds,
+    sent: total,
+    failed,
+    received: latencies.length,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    max: round(sorted.at(-1) ?? NaN, 2),
+  };
+  out(
+    `latency POST (pod a) → event (pod b) at ${rate}/s for ${seconds} s: p50 ${result.p50} ms, p99 ${result.p99} ms ` +
+      `(goal ≤ 50), max ${result.max} ms, ${result.received}/${total} received, ${failed} failed`,
+  );
+  return result;
+}
+
+type Placement = 'b' | 'a+b';
+
+/**
+ * POST /v1/action of a routed type (emitted) against an unknown type of the same size and checks (stored, never
+ * emitted), with a joined key socket on the other pod only (`b`: the usual case with several pods) or on both.
+ */
+async function emitCost(a: Child, b: Child, placement: Placement, options: SocketsOptions) {
+  const { out, rounds, duration, connections } = options;
+  const room = `cost-${placement === 'b' ? 'b' : 'ab'}`;
+  const pods = placement === 'b' ? [b] : [a, b];
+  const listeners = pods.map((pod) => connect(pod, 'key', room, ['websocket']));
+  await until('cost sockets', () => listeners.every((s) => s.connected));
+  await settle(1000);
+  const body = (action: string) =>
+    JSON.stringify({ chain: 'btc', wkIdentity: room, action, payload: PADDING });
+  const run = (action: string) =>
+    drive(a.process.pid!, {
+      url: `${a.url}/v1/action`,
+      connections,
+      duration,
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: body(action),
+    });
+  const both = async (emitFirst: boolean): Promise<[Summary, Summary]> => {
+    if (emitFirst) return [(await run(EMITTED)).summary, (await run(STORED_ONLY)).summary];
+    const plain = (await run(STORED_ONLY)).summary;
+    return [(await run(EMITTED)).summary, plain];
+  };
+  await both(true);
+  const rows: { round: number; emit: Summary; plain: Summary; rpsRatio: number; cpuRatio: number }[] = [];
+  for (let i = 1; i <= rounds; i++) {
+    // Alternating the order spreads the machine's drift over both variants.
+    const [emit, plain] = await both(i % 2 === 1);
+    const row = {
+      round: i,
+      emit,
+      plain,
+      rpsRatio: round(emit.rps / plain.rps, 3),
+      cpuRatio: round(plain.cpuUsPerRequest / emit.cpuUsPerRequest, 3),
+    };
+    rows.push(row);
+    out(
+      `round ${i} (sockets on ${placement}): emitted ${emit.rps} req/s, p99 ${emit.p99} ms, ` +
+        `${emit.cpuUsPerRequest} µs CPU/req; not emitted ${plain.rps} req/s, p99 ${plain.p99} ms, ` +
+        `${plain.cpuUsPerRequest} µs CPU/req; throughput ratio ${row.rpsRatio}, CPU ratio ${row.cpuRatio}`,
+    );
+  }
+  for (const socket of listeners) socket.close();
+  const rpsRatio = median(rows.map((r) => r.rpsRatio));
+  const cpuRatio = median(rows.map((r) => r.cpuRatio));
+  out(`sockets on ${placement}: POST throughput with the emit / without: median ${rpsRatio} (goal ≥ 0.85)`);
+  out(`sockets on ${placement}: pod a's CPU per POST without / with the emit: median ${cpuRatio}`);
+  return { placement, rounds: rows, rpsRatio, cpuRatio };
+}
+
+export async function socketsPhase(options: SocketsOptions) {
+  const { out } = options;
+  const [metricsA, metricsB] = [await freePort(), await freePort()];
+  const a = await options.startPod('pod-a', metricsA);
+  const b = await options.startPod('pod-b', metricsB);
+  try {
+    out(`sockets: two pods (a, b) on one Redis`);
+    const memory = await memoryPerSocket(a, metricsA, options);
+    await settle(3000);
+    const lat = await latency(a, b, options);
+    const cost = [await emitCost(a, b, 'b', options), await emitCost(a, b, 'a+b', options)];
+    out();
+    return { memory, latency: lat, cost };
+  } finally {
+    await Promise.all([a.stop(), b.stop()]);
+  }
+}

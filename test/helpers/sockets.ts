@@ -1,0 +1,89 @@
+import { io, type ManagerOptions, type Socket, type SocketOptions } from 'socket.io-client';
+import type { Side } from '../../src/action-types.js';
+import { registry } from '../../src/metrics.js';
+import { channelPrefix } from '../../src/realtime/adapter.js';
+import { redis } from './redis.js';
+import { waitFor } from './wait.js';
+
+export interface Received {
+  event: string;
+  data: unknown;
+}
+
+export interface TestClient {
+  socket: Socket;
+  /** Every event the relay sent, in order. */
+  received: Received[];
+  /** The reason of every disconnect, in order. */
+  disconnects: string[];
+  connectErrors: string[];
+  close(): void;
+}
+
+/**
+ * A client as the apps make it: socket.io-client 4.8.1 with their options and default transports (polling,
+ * then the upgrade), sending `join` on every `connect`.
+ */
+export function connectClient(
+  base: string,
+  side: Side,
+  wkIdentity: unknown,
+  extra: Partial<ManagerOptions & SocketOptions> = {},
+): TestClient {
+  const socket = io(base, {
+    path: `/v1/socket/${side}`,
+    reconnectionAttempts: 100,
+    timeout: 10000,
+    ...extra,
+  });
+  const client: TestClient = {
+    socket,
+    received: [],
+    disconnects: [],
+    connectErrors: [],
+    close: () => socket.close(),
+  };
+  socket.on('connect', () => {
+    if (wkIdentity !== undefined) socket.emit('join', wkIdentity);
+  });
+  socket.onAny((event: string, data: unknown) => client.received.push({ event, data }));
+  socket.on('disconnect', (reason) => client.disconnects.push(reason));
+  socket.on('connect_error', (err) => client.connectErrors.push(err.message));
+  return client;
+}
+
+/** `join` events fully handled (replay included) by every API of this process so far. */
+export async function joinsHandled(outcome = 'joined'): Promise<number> {
+  const metric = await registry.getSingleMetric('relay_socket_joins_total')!.get();
+  return metric.values.filter((v) => v.labels.outcome === outcome).reduce((sum, v) => sum + v.value, 0);
+}
+
+/** Waits until `count` more joins than `before` were handled. */
+export async function joinsSettled(before: number, count: number, outcome = 'joined'): Promise<void> {
+  await waitFor(`${count} socket joins`, async () => (await joinsHandled(outcome)) >= before + count);
+}
+
+/** How many pods' adapters subscribe to a pair room's channel on one path (what SPUBLISH reaches). */
+export async function roomSubscribers(side: Side, room: string, keyPrefix = 'relay:'): Promise<number> {
+  const reply = (await redis().call(
+    'PUBSUB',
+    'SHARDNUMSUB',
+    `${channelPrefix(keyPrefix, side)}#/#${room}#`,
+  )) as [string, number];
+  return Number(reply[1]);
+}
+
+export async function waitRoomSubscribers(side: Side, room: string, pods: number): Promise<void> {
+  await waitFor(`${pods} pods subscribed to ${side} room ${room}`, async () =>
+    (await roomSubscribers(side, room)) === pods ? true : undefined,
+  );
+}
+
+export async function connected(...clients: TestClient[]): Promise<void> {
+  await waitFor('sockets connected', () => clients.every((c) => c.socket.connected));
+}
+
+/** The events named `event` a client received, as their data. */
+export function dataOf(client: TestClient, event?: string): unknown[] {
+  return client.received.filter((r) => event === undefined || r.event === event).map((r) => r.data);
+}

@@ -1,0 +1,411 @@
+import { expect } from 'chai';
+import { WebSocket } from 'ws';
+import { ACTION_TYPES, type Side } from '../src/action-types.js';
+import { registry } from '../src/metrics.js';
+import { post, get, startTestApi, type TestApi } from './helpers/api.js';
+import { redis, testRedis } from './helpers/redis.js';
+import {
+  connectClient,
+  connected,
+  dataOf,
+  joinsHandled,
+  joinsSettled,
+  roomSubscribers,
+  waitRoomSubscribers,
+  type TestClient,
+} from './helpers/sockets.js';
+import { waitFor } from './helpers/wait.js';
+
+const KEY_TYPES = Object.keys(ACTION_TYPES).filter((type) => ACTION_TYPES[type]!.side === 'key');
+const WALLET_TYPES = Object.keys(ACTION_TYPES).filter((type) => ACTION_TYPES[type]!.side === 'wallet');
+
+/** A body every type accepts: a `tx` needs a path, and on a UTXO chain a hex payload. */
+const action = (wkIdentity: string, type: string, payload = 'aa') => ({
+  chain: 'btc',
+  wkIdentity,
+  action: type,
+  payload,
+  path: '0-0',
+});
+
+async function store(api: TestApi, wkIdentity: string, type: string, payload?: string): Promise<unknown> {
+  const res = await post(api.url, '/v1/action', action(wkIdentity, type, payload));
+  expect(res.status).to.equal(200);
+  return res.body.data;
+}
+
+const clients: TestClient[] = [];
+function client(...args: Parameters<typeof connectClient>): TestClient {
+  const made = connectClient(...args);
+  clients.push(made);
+  return made;
+}
+afterEach(() => {
+  for (const made of clients.splice(0)) made.close();
+});
+
+/** Connects clients that each join `room`, and waits until every join is handled and subscribed. */
+async function joined(room: string, placements: { api: TestApi; side: Side }[]): Promise<TestClient[]> {
+  const before = await joinsHandled();
+  const made = placements.map(({ api, side }) => client(api.url, side, { wkIdentity: room }));
+  await connected(...made);
+  await joinsSettled(before, made.length);
+  for (const side of ['key', 'wallet'] as const) {
+    const pods = new Set(placements.filter((p) => p.side === side).map((p) => p.api));
+    // At least: pods of earlier joins to the room may subscribe too.
+    if (pods.size > 0) {
+      await waitFor(
+        `${side} room ${room} subscribed`,
+        async () => (await roomSubscribers(side, room)) >= pods.size,
+      );
+    }
+  }
+  return made;
+}
+
+describe('real-time events (SPEC §10)', () => {
+  let a: TestApi;
+  let b: TestApi;
+  before(async () => {
+    a = await startTestApi();
+    b = await startTestApi();
+  });
+  after(async () => {
+    await a.stop();
+    await b.stop();
+  });
+
+  it('every routed type reaches only its side on both pods, as the stored record; an unknown type is not emitted', async () => {
+    const [keyA, keyB, walletA, walletB] = await joined('pair1', [
+      { api: a, side: 'key' },
+      { api: b, side: 'key' },
+      { api: a, side: 'wallet' },
+      { api: b, side: 'wallet' },
+    ]);
+    const [otherPair] = await joined('pair2', [{ api: b, side: 'key' }]);
+
+    for (const via of [a, b]) {
+      for (const c of [keyA!, keyB!, walletA!, walletB!]) c.received.length = 0;
+      const stored: Record<string, unknown> = {};
+      // The unknown type first: events of one publisher reach each client in order, so once the last routed
+      // event has arrived, an emitted `note` would have arrived before it.
+      expect(await store(via, 'pair1', 'note')).to.include({ action: 'note' });
+      for (const type of Object.keys(ACTION_TYPES)) stored[type] = await store(via, 'pair1', type);
+      for (const [clients, types] of [
+        [[keyA!, keyB!], KEY_TYPES],
+        [[walletA!, walletB!], WALLET_TYPES],
+      ] as const) {
+        for (const c of clients) {
+          await waitFor('the last event of the side', () => c.received.length >= types.length);
+          expect(c.received).to.deep.equal(types.map((type) => ({ event: type, data: stored[type] })));
+        }
+      }
+    }
+    // The data is exactly what GET /v1/action answers.
+    const last = WALLET_TYPES.at(-1)!;
+    expect(dataOf(walletB!, last)).to.deep.equal([(await get(a.url, '/v1/action/pair1')).body.data]);
+
+    // Rooms keep pairs apart: the other pair's socket got nothing until its own request.
+    const own = await store(a, 'pair2', 'tx');
+    await waitFor('the other pair’s request', () => otherPair!.received.length > 0);
+    expect(otherPair!.received).to.deep.equal([{ event: 'tx', data: own }]);
+  });
+
+  it('`leave` takes the socket out of the room', async () => {
+    const [key] = await joined('pair3', [{ api: b, side: 'key' }]);
+    key!.socket.emit('leave', { wkIdentity: 'pair3' });
+    await waitRoomSubscribers('key', 'pair3', 0);
+    const [later] = await joined('pair3', [{ api: b, side: 'key' }]);
+    const stored = await store(a, 'pair3', 'tx');
+    await waitFor('the event', () => later!.received.length > 0);
+    expect(later!.received).to.deep.equal([{ event: 'tx', data: stored }]);
+    expect(key!.received).to.deep.equal([]);
+  });
+
+  it('metrics: sockets per path, events per type and delivery', async () => {
+    const value = async (name: string, labels: Record<string, string>) =>
+      (await registry.getSingleMetric(name)!.get()).values
+        .filter((v) => Object.entries(labels).every(([k, want]) => v.labels[k] === want))
+        .reduce((sum, v) => sum + v.value, 0);
+    const sockets = () =>
+      Promise.all(['key', 'wallet'].map((path) => value('relay_sockets_connected', { path })));
+    const [key0, wallet0] = await sockets();
+    const live = await value('relay_socket_events_total', { type: 'evmsigned', delivery: 'live' });
+    const replayed = await value('relay_socket_events_total', { type: 'tx', delivery: 'replay' });
+    await store(a, 'm1', 'evmsigned');
+    await store(a, 'm2', 'tx');
+    const [, wallet] = await joined('m1', [{ api: b, side: 'wallet' }]).then(async (w) => [
+      ...(await joined('m2', [{ api: b, side: 'key' }])),
+      ...w,
+    ]);
+    expect(await sockets()).to.deep.equal([key0! + 1, wallet0! + 1]);
+    await store(b, 'm1', 'evmsigned');
+    await waitFor('the event', () => wallet!.received.length > 0);
+    expect(await value('relay_socket_events_total', { type: 'evmsigned', delivery: 'live' })).to.equal(
+      live + 2,
+    );
+    expect(await value('relay_socket_events_total', { type: 'tx', delivery: 'replay' })).to.equal(
+      replayed + 1,
+    );
+  });
+
+  describe('replay on a key join', () => {
+    it('to the joining socket only, once per connection (second join, live event then join)', async () => {
+      const [live] = await joined('r1', [{ api: a, side: 'key' }]);
+      const request = await store(b, 'r1', 'tx');
+      await waitFor('the live event', () => live!.received.length === 1);
+
+      const [late] = await joined('r1', [{ api: b, side: 'key' }]);
+      expect(late!.received).to.deep.equal([{ event: 'tx', data: request }]);
+
+      // Both join again (as after a foreground): neither gets the request a second time.
+      const before = await joinsHandled();
+      live!.socket.emit('join', { wkIdentity: 'r1' });
+      late!.socket.emit('join', { wkIdentity: 'r1' });
+      await joinsSettled(before, 2);
+
+      const next = await store(a, 'r1', 'publicnoncesrequest');
+      for (const c of [live!, late!]) {
+        await waitFor('the next request', () => c.received.length === 2);
+        expect(c.received).to.deep.equal([
+          { event: 'tx', data: request },
+          { event: 'publicnoncesrequest', data: next },
+        ]);
+      }
+    });
+
+    it('a reconnected socket (a new connection) gets the pending request again', async () => {
+      const request = await store(a, 'r2', 'wksigningrequest');
+      const [key] = await joined('r2', [{ api: a, side: 'key' }]);
+      expect(key!.received).to.deep.equal([{ event: 'wksigningrequest', data: request }]);
+      const before = await joinsHandled();
+      key!.socket.disconnect().connect(); // the app sends join on every connect
+      await joinsSettled(before, 1);
+      expect(key!.received).to.deep.equal([
+        { event: 'wksigningrequest', data: request },
+        { event: 'wksigningrequest', data: request },
+      ]);
+    });
+
+    it('skips an expired record, a wallet-bound record, and the wallet path replays nothing', async () => {
+      const expired = {
+        ...action('r3', 'tx'),
+        createdAt: new Date(Date.now() - 60_000).toISOString(),
+        expiresAt: new Date(Date.now() - 1000).toISOString(),
+      };
+      await redis().set('relay:action:r3', JSON.stringify(expired), 'EX', 60);
+      await store(a, 'r4', 'txid');
+      await store(a, 'r5', 'tx');
+      const [expiredKey, walletBound, wallet] = await joined('r3', [{ api: a, side: 'key' }]).then(
+        async (first) => [
+          ...first,
+          ...(await joined('r4', [{ api: a, side: 'key' }])),
+          ...(await joined('r5', [{ api: b, side: 'wallet' }])),
+        ],
+      );
+      expect([expiredKey!.received, walletBound!.received, wallet!.received]).to.deep.equal([[], [], []]);
+    });
+  });
+
+  describe('bad input', () => {
+    for (const [name, data] of [
+      ['no data', undefined],
+      ['a string', 'pair1'],
+      ['a missing wkIdentity', {}],
+      ['a bad identifier', { wkIdentity: 'not/valid' }],
+      ['an overlong identifier', { wkIdentity: 'x'.repeat(201) }],
+      ['a non-string identifier', { wkIdentity: { $gt: '' } }],
+    ] as const) {
+      it(`a join with ${name} disconnects the socket (io server disconnect)`, async () => {
+        const before = await joinsHandled('invalid');
+        const bad = client(a.url, 'key', data ?? null);
+        await waitFor('the disconnect', () => bad.disconnects.length > 0);
+        expect(bad.disconnects).to.deep.equal(['io server disconnect']);
+        expect(bad.socket.connected).to.equal(false);
+        expect(await joinsHandled('invalid')).to.equal(before + 1);
+      });
+    }
+
+    it('events other than join/leave and a bad leave are ignored; the socket stays joined', async () => {
+      const [key] = await joined('b1', [{ api: a, side: 'key' }]);
+      key!.socket.emit('tx', action('b1', 'tx'));
+      key!.socket.emit('leave', { wkIdentity: 'bad/one' });
+      key!.socket.emit('leave');
+      key!.socket.emit('constructor', {});
+      key!.socket.emit('__proto__', { wkIdentity: 'b1' });
+      const stored = await store(a, 'b1', 'tx');
+      await waitFor('the event', () => key!.received.length > 0);
+      expect(key!.received).to.deep.equal([{ event: 'tx', data: stored }]);
+      expect(key!.disconnects).to.deep.equal([]);
+    });
+
+    it('garbage frames and oversize packets close only their own connection; the pod keeps serving', async () => {
+      const [key] = await joined('b2', [{ api: a, side: 'key' }]);
+      const wsUrl = `${a.url.replace('http', 'ws')}/v1/socket/key/?EIO=4&transport=websocket`;
+      const frames: (string | Buffer)[] = [
+        'garbage',
+        '4',
+        '42not json',
+        '42["join"',
+        '42[]',
+        '42[{"a":1}]',
+        '42["join",{"wkIdentity":"b2"},"extra",{}]',
+        '41',
+        '9',
+        Buffer.from([0xff, 0x00, 0x13]),
+        '',
+      ];
+      for (const frame of frames) {
+        const raw = new WebSocket(wsUrl);
+        await new Promise((resolve) => raw.once('open', resolve));
+        raw.send('40'); // socket.io CONNECT to the default namespace, then the frame
+        raw.send(frame);
+        raw.close();
+      }
+      const oversize = new WebSocket(wsUrl);
+      const code = await new Promise<number>((resolve) => {
+        oversize.once('open', () => oversize.send(`42["join",{"wkIdentity":"${'x'.repeat(200 * 1024)}"}]`));
+        oversize.once('close', (closeCode) => resolve(closeCode));
+      });
+      expect(code).to.equal(1009); // message too big
+
+      const handshake = await fetch(`${a.url}/v1/socket/key/?EIO=4&transport=polling`);
+      const sid = JSON.parse((await handshake.text()).slice(1)).sid as string;
+      const big = await fetch(`${a.url}/v1/socket/key/?EIO=4&transport=polling&sid=${sid}`, {
+        method: 'POST',
+        body: '4' + 'x'.repeat(200 * 1024),
+      });
+      expect(big.status).to.equal(413);
+
+      const stored = await store(a, 'b2', 'tx');
+      await waitFor('the event', () => key!.received.length > 0);
+      expect(key!.received).to.deep.equal([{ event: 'tx', data: stored }]);
+      expect((await get(a.url, '/readyz')).status).to.equal(200);
+    });
+  });
+
+  it('events flow again after Redis restarts; the REST path answers 503 quickly meanwhile', async () => {
+    const [key] = await joined('redis1', [{ api: b, side: 'key' }]);
+    await testRedis().stop();
+    try {
+      const started = Date.now();
+      expect((await post(a.url, '/v1/action', action('redis1', 'tx'))).status).to.equal(503);
+      expect(Date.now() - started).to.be.below(2000);
+    } finally {
+      await testRedis().start();
+    }
+    // The adapter resubscribes by itself: the room's channel is back without a new join.
+    await waitRoomSubscribers('key', 'redis1', 1);
+    await waitFor(
+      'a stored action',
+      async () => (await post(a.url, '/v1/action', action('redis1', 'tx'))).status === 200,
+    );
+    await waitFor('the event after the restart', () => key!.received.length > 0);
+    expect(key!.received.map((r) => r.event)).to.deep.equal(['tx']);
+    expect(key!.disconnects).to.deep.equal([]);
+  });
+});
+
+describe('socket.io servers', () => {
+  it('Engine.IO 4 on both paths: polling handshake offering the WebSocket upgrade, SPEC limits, CORS_ORIGINS', async () => {
+    const api = await startTestApi({ CORS_ORIGINS: 'https://wallet.example' });
+    try {
+      for (const side of ['key', 'wallet']) {
+        const path = `${api.url}/v1/socket/${side}/?EIO=4&transport=polling`;
+        const allowed = await fetch(path, { headers: { Origin: 'https://wallet.example' } });
+        expect(allowed.status).to.equal(200);
+        expect(allowed.headers.get('access-control-allow-origin')).to.equal('https://wallet.example');
+        const open = JSON.parse((await allowed.text()).slice(1)) as Record<string, unknown>;
+        expect(open).to.deep.equal({
+          sid: open.sid,
+          upgrades: ['websocket'],
+          pingInterval: 25000,
+          pingTimeout: 20000,
+          maxPayload: 100 * 1024,
+        });
+        const other = await fetch(path, { headers: { Origin: 'https://evil.example' } });
+        expect(other.headers.get('access-control-allow-origin')).to.equal(null);
+      }
+      // Engine.IO 3 clients are refused.
+      expect((await fetch(`${api.url}/v1/socket/key/?EIO=3&transport=polling`)).status).to.equal(400);
+    } finally {
+      await api.stop();
+    }
+  });
+});
+
+describe('socket limits', () => {
+  it('joins share one per-IP budget across pods through Redis; over it the socket is disconnected', async () => {
+    const a = await startTestApi({ RATE_LIMIT_POINTS: '2', RATE_LIMIT_WINDOW_SECONDS: '60' });
+    const b = await startTestApi({ RATE_LIMIT_POINTS: '2', RATE_LIMIT_WINDOW_SECONDS: '60' });
+    try {
+      const before = await joinsHandled();
+      const first = client(a.url, 'key', { wkIdentity: 'l1' });
+      const second = client(b.url, 'wallet', { wkIdentity: 'l1' });
+      await joinsSettled(before, 2);
+      expect(await redis().exists('relay:rl:joins:127.0.0.1')).to.equal(1);
+      const limited = await joinsHandled('rate_limited');
+      const third = client(b.url, 'key', { wkIdentity: 'l1' });
+      await waitFor('the disconnect', () => third.disconnects.length > 0);
+      expect(third.disconnects).to.deep.equal(['io server disconnect']);
+      expect(await joinsHandled('rate_limited')).to.equal(limited + 1);
+      expect([first.socket.connected, second.socket.connected]).to.deep.equal([true, true]);
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+  });
+
+  it('SOCKETS_PER_IP caps open sockets per client IP, the IP taken as HTTP takes it (TRUST_PROXY_HOPS)', async () => {
+    const api = await startTestApi({ SOCKETS_PER_IP: '2', TRUST_PROXY_HOPS: '1' });
+    const from = (ip: string) =>
+      client(
+        api.url,
+        'key',
+        { wkIdentity: 'cap' },
+        { extraHeaders: { 'X-Forwarded-For': `9.9.9.9, ${ip}` } },
+      );
+    try {
+      const [one, two] = [from('10.0.0.1'), from('10.0.0.1')];
+      await connected(one, two);
+      const refused = from('10.0.0.1');
+      await waitFor('the refusal', () => refused.connectErrors.length > 0);
+      const other = from('10.0.0.2');
+      await connected(other);
+      expect(refused.socket.connected).to.equal(false);
+      // A socket that closes frees its place.
+      one.close();
+      await connected(refused);
+    } finally {
+      await api.stop();
+    }
+  });
+});
+
+describe('SIGTERM with sockets connected', () => {
+  it('readiness turns 503, every socket is closed so clients reconnect elsewhere, the drain ends in time', async () => {
+    const api = await startTestApi({ SHUTDOWN_TIMEOUT_MS: '3000' });
+    const before = await joinsHandled();
+    const sockets = [
+      client(api.url, 'key', { wkIdentity: 's1' }),
+      client(api.url, 'wallet', { wkIdentity: 's1' }),
+      client(api.url, 'key', { wkIdentity: 's2' }, { transports: ['polling'] }),
+    ];
+    await connected(...sockets);
+    await joinsSettled(before, 3);
+    const started = Date.now();
+    await api.stop();
+    expect(Date.now() - started).to.be.below(3000);
+    for (const s of sockets) {
+      await waitFor('the disconnect', () => s.disconnects.length > 0);
+      // Not "io server disconnect": that one the client never retries on its own.
+      expect(s.disconnects).to.deep.equal(['transport close']);
+    }
+    const messages = api.logs.map((line) => line.msg);
+    expect(messages.indexOf('api draining')).to.be.below(messages.indexOf('sockets closed'));
+    expect(api.logs.find((line) => line.msg === 'sockets closed')).to.include({
+      sockets: 3,
+      allClosed: true,
+    });
+  });
+});
