@@ -4,10 +4,19 @@ import { WriteAck } from '../src/store/write-ack.js';
 import { MarketStore } from '../src/store/market-store.js';
 import { TokenStore } from '../src/store/token-store.js';
 import { errorBody, get, post, startTestApi, type TestApi } from './helpers/api.js';
-import { TOPOLOGIES, keys, startTopology, syncRecord, type TestTopology } from './helpers/topologies.js';
+import {
+  TOPOLOGIES,
+  keys,
+  shardSubscribers,
+  startTopology,
+  syncRecord,
+  type TestTopology,
+} from './helpers/topologies.js';
 import { waitFor } from './helpers/wait.js';
 import { startTestWorker } from './helpers/worker.js';
 import { FakeFcm } from './helpers/fake-fcm.js';
+import { connectClient, connected } from './helpers/sockets.js';
+import { channelPrefix } from '../src/realtime/adapter.js';
 import { queueKey } from '../src/queue/prefix.js';
 import { PUSH_QUEUE, pushJobId } from '../src/queue/push-jobs.js';
 
@@ -247,6 +256,27 @@ for (const name of TOPOLOGIES) {
       } finally {
         await worker.stop();
         await fcm.stop();
+      }
+    });
+
+    it('sockets: an action posted on one pod reaches the pair’s key socket on another pod through the adapter', async () => {
+      const podB = await startTestApi(env);
+      const room = `${name}-socketpair`;
+      const socket = connectClient(podB.url, 'key', { wkIdentity: room });
+      try {
+        await connected(socket);
+        const channel = `${channelPrefix('relay:', 'key')}#/#${room}#`;
+        await waitFor('the room’s sharded channel subscribed', async () =>
+          (await shardSubscribers(topology, channel)) === 1 ? true : undefined,
+        );
+        const action = { chain: 'btc', wkIdentity: room, action: 'tx', payload: '0200abff', path: '0-0' };
+        const res = await post(api.url, '/v1/action', action);
+        expect(res.status).to.equal(200);
+        await waitFor('the event', () => socket.received.length > 0);
+        expect(socket.received).to.deep.equal([{ event: 'tx', data: res.body.data }]);
+      } finally {
+        socket.close();
+        await podB.stop();
       }
     });
 

@@ -107,6 +107,7 @@ async function sentinel(): Promise<TestTopology> {
       maxRetriesPerRequest: null,
     }),
   );
+  const masterClients = new Map<number, Redis>();
   // The sentinels' view decides (a killed master's process cannot be asked).
   const currentMaster = async () => {
     const [, port] = (await probe.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', SENTINEL_NAME)) as string[];
@@ -116,7 +117,11 @@ async function sentinel(): Promise<TestTopology> {
     name: 'sentinel',
     env: { ...BLANK, REDIS_SENTINELS: nodes, REDIS_SENTINEL_NAME: SENTINEL_NAME },
     admin,
-    masters: async () => [plain((await currentMaster()).port)],
+    masters: async () => {
+      const port = (await currentMaster()).port;
+      if (!masterClients.has(port)) masterClients.set(port, plain(port));
+      return [masterClients.get(port)!];
+    },
     serversOf: async () => {
       const current = await currentMaster();
       return { master: current, replicas: data.filter((s) => s !== current) };
@@ -124,6 +129,7 @@ async function sentinel(): Promise<TestTopology> {
     stop: async () => {
       admin.disconnect();
       probe.disconnect();
+      masterClients.forEach((client) => client.disconnect());
       await Promise.all([...sentinels, ...data].map((s) => s.stop()));
     },
   };
@@ -204,4 +210,14 @@ async function cluster(): Promise<TestTopology> {
 /** Starts a topology; `standalone` uses the test run's Redis unless given another server. */
 export function startTopology(name: TopologyName, server?: PrivateRedis): Promise<TestTopology> {
   return name === 'standalone' ? standalone(server) : name === 'sentinel' ? sentinel() : cluster();
+}
+
+/** How many subscribers a sharded channel has, over every master (the adapter's SSUBSCRIBE lands on one). */
+export async function shardSubscribers(topology: TestTopology, channel: string): Promise<number> {
+  let total = 0;
+  for (const node of await topology.masters()) {
+    const [, count] = (await node.call('PUBSUB', 'SHARDNUMSUB', channel)) as [string, number];
+    total += Number(count);
+  }
+  return total;
 }
