@@ -481,14 +481,7 @@ async function measureRelay(label: string, redisEnv: Record<string, string>) {
   const relay = await spawnChild({
     name: `relay-${label}`,
     nodeArgs: entryArgs(runner, 'src/main.ts'),
-    env: {
-      ...redisEnv,
-      RELAY_ROLE: 'api',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_POINTS: '1000000',
-    },
+    env: { ...RELAY_ENV, ...redisEnv, PORT: String(port) },
     port,
     readyPath: '/readyz',
   });
