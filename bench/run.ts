@@ -9,6 +9,10 @@
  *
  * The sockets phase is not in the default set (it starts two more pods and 5,000 clients):
  * `npm run bench -- --phases sockets`.
+ *
+ * `--topology sentinel,cluster` instead compares Redis topologies (test/helpers/topologies.ts, on loopback):
+ * GET /v1/sync/{id} and POST /v1/action on each, as ratios to a standalone Redis measured in the same run, and
+ * POST /v1/action again with REDIS_WAIT_REPLICAS=1 where there are replicas.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -29,6 +33,7 @@ import {
 } from './children.js';
 import { drive, median, medianSummary, type Measured, type Summary } from './load.js';
 import { socketsPhase } from './sockets.js';
+import { startTopology, TOPOLOGIES, type TopologyName } from '../test/helpers/topologies.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -44,6 +49,7 @@ const { values: args } = parseArgs({
     'socket-clients': { type: 'string', default: '5000' },
     'socket-rate': { type: 'string', default: '200' },
     'socket-seconds': { type: 'string', default: '20' },
+    topology: { type: 'string' },
   },
 });
 const duration = Number(args.duration);
@@ -469,4 +475,92 @@ async function main(): Promise<void> {
   out(`raw results: ${file}`);
 }
 
-await main();
+/** One relay (API role) on `redisEnv`, measured with GET rounds and POST rounds; medians of each. */
+async function measureRelay(label: string, redisEnv: Record<string, string>) {
+  const port = await freePort();
+  const relay = await spawnChild({
+    name: `relay-${label}`,
+    nodeArgs: entryArgs(runner, 'src/main.ts'),
+    env: { ...RELAY_ENV, ...redisEnv, PORT: String(port) },
+    port,
+    readyPath: '/readyz',
+  });
+  try {
+    await seedSync(relay);
+    await getSync(relay, warmup);
+    const gets: Summary[] = [];
+    const posts: Summary[] = [];
+    for (let i = 0; i < rounds; i++) {
+      await seedSync(relay);
+      gets.push((await getSync(relay, duration)).summary);
+      posts.push((await postAction(relay, duration)).summary);
+    }
+    const result = { get: medianSummary(gets), post: medianSummary(posts) };
+    out(`${`GET  ${label}`.padEnd(22)} ${fmt(result.get)}`);
+    out(`${`POST ${label}`.padEnd(22)} ${fmt(result.post)}`);
+    return result;
+  } finally {
+    await relay.stop();
+  }
+}
+
+async function topologyMain(names: TopologyName[]): Promise<void> {
+  mkdirSync(OUT_DIR, { recursive: true });
+  if (runner === 'dist') compile();
+  out(`topologies: ${rounds} rounds of ${duration} s per endpoint, ${connections} connections`);
+  out(HEADER);
+  const redis = await startPrivateRedis();
+  const results: Record<string, Awaited<ReturnType<typeof measureRelay>>> = {};
+  for (const name of ['standalone' as const, ...names.filter((n) => n !== 'standalone')]) {
+    const topology = await startTopology(name, redis);
+    try {
+      results[name] = await measureRelay(name, { ...topology.env, REDIS_WAIT_REPLICAS: '0' });
+      if (name !== 'standalone') {
+        results[`${name}+wait1`] = await measureRelay(`${name} WAIT 1`, {
+          ...topology.env,
+          REDIS_WAIT_REPLICAS: '1',
+        });
+      }
+    } finally {
+      await topology.stop();
+    }
+  }
+  await redis.stop();
+  const base = results.standalone!;
+  const ratio = (a: number, b: number) => round(a / b, 2);
+  out();
+  out(
+    `${'ratios to standalone'.padEnd(22)} ${['GET rps', 'GET p99', 'POST rps', 'POST p50', 'POST p99'].map((h) => h.padStart(9)).join('')}`,
+  );
+  for (const [label, r] of Object.entries(results)) {
+    const cells = [
+      ratio(r.get.rps, base.get.rps),
+      ratio(r.get.p99, base.get.p99),
+      ratio(r.post.rps, base.post.rps),
+      ratio(r.post.p50, base.post.p50),
+      ratio(r.post.p99, base.post.p99),
+    ];
+    out(`${label.padEnd(22)} ${cells.map((c) => String(c).padStart(9)).join('')}`);
+  }
+  const file = join(OUT_DIR, `topologies-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(
+    file,
+    JSON.stringify(
+      { machine: machine(), options: { duration, rounds, connections, warmup, runner }, results },
+      null,
+      2,
+    ),
+  );
+  out(`raw results: ${file}`);
+}
+
+if (args.topology === undefined) {
+  await main();
+} else {
+  const names = args.topology.split(',') as TopologyName[];
+  const unknown = names.filter((name) => !TOPOLOGIES.includes(name));
+  if (unknown.length > 0)
+    throw new Error(`--topology takes ${TOPOLOGIES.join(', ')} (got ${unknown.join(', ')})`);
+  await topologyMain(names);
+  process.exit(0);
+}

@@ -5,12 +5,19 @@
  */
 import { Queue, type Job } from 'bullmq';
 import { once } from 'node:events';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, loadConfig, type Config, type RedisTopology } from '../src/config.js';
+import { queuePrefix } from '../src/queue/prefix.js';
 import { SUPPORT_QUEUE } from '../src/queue/support-jobs.js';
 import { createRedis, waitReady } from '../src/redis/clients.js';
 import { redisAddress } from '../src/redis/outage-log.js';
 
 const PAGE = 100;
+/** The variable that says where Redis is, for each topology. */
+const TOPOLOGY_VARIABLE: Record<RedisTopology['kind'], string> = {
+  standalone: 'REDIS_URL',
+  sentinel: 'REDIS_SENTINELS',
+  cluster: 'REDIS_CLUSTER_NODES',
+};
 const USAGE = 'usage: npm run jobs -- failed | retry <job id> | retry-all';
 const CONNECT_TIMEOUT_MS = 5000;
 
@@ -82,14 +89,14 @@ function parseArgs([command, id, ...extra]: string[]): { command: Command; id?: 
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
   if (!args) return fail(USAGE);
-  let config;
+  let config: Config;
   try {
     config = loadConfig();
   } catch (err) {
     if (err instanceof ConfigError) return fail(`jobs: invalid configuration: ${err.message}`);
     throw err;
   }
-  const redis = createRedis(config.redisUrl, 'failFast');
+  const redis = createRedis(config.redis.topology, 'failFast');
   try {
     try {
       // The first failed connect is the answer: an operator waits for no retries.
@@ -97,12 +104,17 @@ async function main(): Promise<number> {
       await Promise.race([waitReady(redis, CONNECT_TIMEOUT_MS), failed]);
     } catch (err) {
       return fail(
-        `jobs: cannot reach Redis at ${redisAddress(redis)} (REDIS_URL): ${(err as Error).message}`,
+        `jobs: cannot reach Redis at ${redisAddress(redis)} (${TOPOLOGY_VARIABLE[config.redis.topology.kind]}): ` +
+          (err as Error).message,
       );
     }
     // No version check: its plain-text eviction warning would mix into this output. Without an error listener
     // BullMQ prints raw stacks; a failure reaches the operator through the command that failed.
-    const queue = new Queue(SUPPORT_QUEUE, { connection: redis, skipVersionCheck: true });
+    const queue = new Queue(SUPPORT_QUEUE, {
+      connection: redis,
+      prefix: queuePrefix(SUPPORT_QUEUE),
+      skipVersionCheck: true,
+    });
     queue.on('error', () => undefined);
     try {
       return await run(queue, args.command, args.id);

@@ -5,10 +5,11 @@ import { answerClientErrors } from './http/client-errors.js';
 import { listen } from './listen.js';
 import { errorFields, type Logger } from './log.js';
 import { Realtime } from './realtime/servers.js';
-import { createRedis } from './redis/clients.js';
+import { createRedis, redisServes } from './redis/clients.js';
 import type { RoleHandle } from './role.js';
 import { ActionStore } from './store/action-store.js';
 import { keysFor } from './store/keys.js';
+import { WriteAck } from './store/write-ack.js';
 
 export interface ApiHandle extends RoleHandle {
   readonly server: Server;
@@ -18,11 +19,16 @@ export interface ApiHandle extends RoleHandle {
 
 /** Starts the API role: its own Redis clients, the Koa app and an HTTP server with bounded timeouts. */
 export async function startApi(config: Config, log: Logger): Promise<ApiHandle> {
-  const redis = createRedis(config.redisUrl, 'store');
-  const bulkRedis = createRedis(config.redisUrl, 'bulk');
-  const limiterRedis = createRedis(config.redisUrl, 'limiter');
-  const queueRedis = createRedis(config.redisUrl, 'failFast');
-  const actionStore = new ActionStore(bulkRedis, keysFor(config.keyPrefix), config.action.ttlSeconds);
+  const redis = createRedis(config.redis.topology, 'store');
+  const bulkRedis = createRedis(config.redis.topology, 'bulk');
+  const limiterRedis = createRedis(config.redis.topology, 'limiter');
+  const queueRedis = createRedis(config.redis.topology, 'failFast');
+  const actionStore = new ActionStore(
+    bulkRedis,
+    keysFor(config.keyPrefix),
+    config.action.ttlSeconds,
+    new WriteAck(bulkRedis, config.redis),
+  );
   const realtime = new Realtime({ config, log, store: actionStore, limiterRedis });
   let draining = false;
 
@@ -37,12 +43,7 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
     readiness: {
       draining: () => draining,
       // The socket paths are served once the adapter's Redis connections were ready (see Realtime).
-      redisAnswers: async () =>
-        realtime.serving() &&
-        redis.ping().then(
-          () => true,
-          () => false,
-        ),
+      redisAnswers: async () => realtime.serving() && redisServes(redis),
     },
   });
   app.on('error', (err: unknown) => log.error('koa error', errorFields(err)));

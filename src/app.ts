@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import Koa from 'koa';
 import type { Config } from './config.js';
 import { accessLog } from './http/access-log.js';
@@ -11,6 +10,7 @@ import { rateLimit, writeBudget } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
 import { createRouter, isV1, unmatched } from './http/routing.js';
 import type { Logger } from './log.js';
+import type { RedisClient } from './redis/clients.js';
 import { httpMetrics } from './metrics.js';
 import { partnerRegistry } from './partners.js';
 import { Upstream } from './providers/http.js';
@@ -28,17 +28,18 @@ import { keysFor } from './store/keys.js';
 import { MarketStore } from './store/market-store.js';
 import { SyncStore } from './store/sync-store.js';
 import { TokenStore } from './store/token-store.js';
+import { WriteAck } from './store/write-ack.js';
 import { TokenInfoService } from './token-info.js';
 
 export interface ApiDeps {
   config: Config;
   log: Logger;
   /** The stores' client (auto-pipelined, fail-fast). */
-  redis: Redis;
+  redis: RedisClient;
   /** The rate limiters' own fail-fast client. */
-  limiterRedis: Redis;
+  limiterRedis: RedisClient;
   /** The BullMQ producer's own fail-fast client: a job is acknowledged only once Redis has it. */
-  queueRedis: Redis;
+  queueRedis: RedisClient;
   readiness: Readiness;
   /**
    * The pair's mailbox, shared with the socket replay. On its own fail-fast client (`bulk`): megabyte payloads
@@ -61,6 +62,7 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
   const keys = keysFor(config.keyPrefix);
   const router = createRouter();
   healthRoutes(router, deps.readiness);
+  const ack = new WriteAck(redis, config.redis);
   const bytesWritten = writeBudget(
     sharedLimiter(
       deps.limiterRedis,
@@ -70,7 +72,7 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
       config.writeBudget.windowSeconds,
     ),
   );
-  syncRoutes(router, new SyncStore(redis, keys, config.sync), bytesWritten);
+  syncRoutes(router, new SyncStore(redis, keys, config.sync, ack), bytesWritten);
   actionRoutes(
     router,
     deps.actionStore,
@@ -79,7 +81,7 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
     new PushProducer(deps.queueRedis, config.push, config.action.ttlSeconds, log),
     deps.actionEvents,
   );
-  tokenRoutes(router, new TokenStore(redis, keys));
+  tokenRoutes(router, new TokenStore(redis, keys, ack));
   servicesRoutes(router, config.services);
   const marketStore = new MarketStore(redis, keys);
   const upstream = new Upstream(config.market.upstreamTimeoutMs);
@@ -91,7 +93,13 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
   );
   supportRoutes(
     router,
-    new SupportProducer(deps.queueRedis, keys, config.support.delivery, log),
+    new SupportProducer(
+      deps.queueRedis,
+      keys,
+      config.support.delivery,
+      log,
+      new WriteAck(deps.queueRedis, config.redis),
+    ),
     sharedLimiter(
       deps.limiterRedis,
       config.keyPrefix,

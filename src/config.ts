@@ -6,9 +6,7 @@ import { EVM_CHAINS, MEMPOOL_FEE_CHAINS, UTXO_CHAINS, type EvmChain } from './ch
 export interface Config {
   port: number;
   host: string;
-  /** True when REDIS_URL was given explicitly (the dev launcher only starts a private Redis otherwise). */
-  redisUrlExplicit: boolean;
-  redisUrl: string;
+  redis: RedisConfig;
   keyPrefix: string;
   role: Role;
   logLevel: LogLevel;
@@ -38,6 +36,43 @@ export interface Config {
 }
 
 export type Role = 'api' | 'worker' | 'all';
+
+export interface RedisNode {
+  host: string;
+  port: number;
+}
+
+/** Where Redis is (SPEC §12): exactly one of the three topologies. */
+export type RedisTopology =
+  | {
+      kind: 'standalone';
+      url: string;
+      /** False when no topology was configured: `npm start` may then start a private Redis. */
+      explicit: boolean;
+    }
+  | {
+      kind: 'sentinel';
+      sentinels: RedisNode[];
+      name: string;
+      sentinelPassword: string | undefined;
+      username: string | undefined;
+      password: string | undefined;
+      tls: boolean;
+    }
+  | {
+      kind: 'cluster';
+      nodes: RedisNode[];
+      username: string | undefined;
+      password: string | undefined;
+      tls: boolean;
+    };
+
+export interface RedisConfig {
+  topology: RedisTopology;
+  /** A write is acknowledged only once WAIT saw this many replicas take it (0: no WAIT). */
+  waitReplicas: number;
+  waitTimeoutMs: number;
+}
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 export interface SupportConfig {
@@ -194,6 +229,21 @@ class EnvReader {
     return value.replace(/\/+$/, '');
   }
 
+  /** `host:port,host:port,…` */
+  nodes(name: string): RedisNode[] | undefined {
+    const value = this.raw(name);
+    if (value === undefined) return undefined;
+    return value.split(',').map((entry) => {
+      const match = /^\[?([^\s\]]+?)\]?:(\d{1,5})$/.exec(entry.trim());
+      if (!match || Number(match[2]) < 1 || Number(match[2]) > 65535) {
+        throw new ConfigError(
+          `${name} must be a list of host:port separated by commas (got "${entry.trim()}")`,
+        );
+      }
+      return { host: match[1]!, port: Number(match[2]) };
+    });
+  }
+
   jsonObject(name: string, fallback: Record<string, unknown>): Record<string, unknown> {
     const value = this.raw(name);
     if (value === undefined) return fallback;
@@ -324,6 +374,29 @@ function checkProvider(support: SupportConfig): void {
   }
 }
 
+const TOPOLOGY_VARS = ['REDIS_URL', 'REDIS_SENTINELS', 'REDIS_CLUSTER_NODES'] as const;
+
+function redisTopology(env: EnvReader): RedisTopology {
+  const chosen = TOPOLOGY_VARS.filter((name) => env.has(name));
+  if (chosen.length > 1) {
+    throw new ConfigError(`${chosen.join(' and ')} are set: configure exactly one Redis topology`);
+  }
+  const username = env.optional('REDIS_USERNAME');
+  const password = env.optional('REDIS_PASSWORD');
+  const tls = env.oneOf('REDIS_TLS', 'false', ['true', 'false'] as const) === 'true';
+  const name = env.optional('REDIS_SENTINEL_NAME');
+  const sentinelPassword = env.optional('REDIS_SENTINEL_PASSWORD');
+  const sentinels = env.nodes('REDIS_SENTINELS');
+  const nodes = env.nodes('REDIS_CLUSTER_NODES');
+  const url = env.url('REDIS_URL', undefined, ['redis:', 'rediss:']);
+  if (sentinels) {
+    if (!name) throw new ConfigError('REDIS_SENTINEL_NAME is required with REDIS_SENTINELS');
+    return { kind: 'sentinel', sentinels, name, sentinelPassword, username, password, tls };
+  }
+  if (nodes) return { kind: 'cluster', nodes, username, password, tls };
+  return { kind: 'standalone', url: url ?? 'redis://127.0.0.1:6379', explicit: url !== undefined };
+}
+
 function read(env: EnvReader): Config {
   const corsOrigins = env.string('CORS_ORIGINS', '*');
   const role = env.oneOf('RELAY_ROLE', 'all', ['api', 'worker', 'all'] as const);
@@ -334,8 +407,12 @@ function read(env: EnvReader): Config {
   return {
     port: env.int('PORT', 9876, 0, 65535),
     host: env.string('HOST', '0.0.0.0'),
-    redisUrlExplicit: env.has('REDIS_URL'),
-    redisUrl: env.url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
+    redis: {
+      topology: redisTopology(env),
+      waitReplicas: env.int('REDIS_WAIT_REPLICAS', 0, 0, 100),
+      // Below the fail-fast command timeout (1500 ms), so the 503 says "not replicated", not "timed out".
+      waitTimeoutMs: env.int('REDIS_WAIT_TIMEOUT_MS', 500, 1, 1000),
+    },
     keyPrefix: env.string('KEY_PREFIX', 'relay:'),
     role,
     logLevel: env.oneOf('LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error'] as const),

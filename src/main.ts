@@ -52,12 +52,15 @@ let stopping = false;
  */
 async function startUp(): Promise<void> {
   metrics = await startMetricsServer(config, log);
-  if (!config.redisUrlExplicit) config.redisUrl = await redisForLaptop(config.redisUrl, log);
+  const { topology } = config.redis;
+  if (topology.kind === 'standalone' && !topology.explicit) {
+    topology.url = await redisForLaptop(topology.url, log);
+  }
   for (const start of ROLE_STARTERS[config.role]) {
     if (stopping) return;
     started.push(await start(config, log));
   }
-  started.push(reportRedisSettings(config.redisUrl, log));
+  started.push(reportRedisSettings(config.redis.topology, log));
   if (metrics) log.info('metrics listening', { host: config.host, port: config.metricsPort });
 }
 

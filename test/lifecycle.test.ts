@@ -110,7 +110,11 @@ describe('process lifecycle', () => {
       expect(config).to.deep.include({
         port: 9876,
         host: '0.0.0.0',
-        redisUrl: 'redis://127.0.0.1:6379',
+        redis: {
+          topology: { kind: 'standalone', url: 'redis://127.0.0.1:6379', explicit: false },
+          waitReplicas: 0,
+          waitTimeoutMs: 500,
+        },
         keyPrefix: 'relay:',
         role: 'all',
         logLevel: 'info',

@@ -1,9 +1,8 @@
 import { expect } from 'chai';
-import type { Redis } from 'ioredis';
 import { UTXO_CHAINS } from '../src/chains.js';
 import { ConfigError, knownEnvVars, loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
-import { createRedis } from '../src/redis/clients.js';
+import { createRedis, type RedisClient } from '../src/redis/clients.js';
 import { keysFor } from '../src/store/keys.js';
 import { MarketStore } from '../src/store/market-store.js';
 import { refreshJobs } from '../worker/refresh.js';
@@ -75,7 +74,7 @@ function withoutTimes(entries: { updatedAt: string }[]): object[] {
 describe('GET /v1/rates and GET /v1/networkfees (refreshed by the worker)', () => {
   const fakes = new MarketFakes();
   let api: TestApi;
-  let storeRedis: Redis;
+  let storeRedis: RedisClient;
   let jobs: ReturnType<typeof refreshJobs>;
   let workerLogs: Record<string, unknown>[];
   let env: Record<string, string>;
@@ -84,7 +83,7 @@ describe('GET /v1/rates and GET /v1/networkfees (refreshed by the worker)', () =
     await fakes.start();
     env = { ...fakes.env(), FEES_FIXED_SAT_VB: '{"doge":500}' };
     api = await startTestApi(env);
-    storeRedis = createRedis(api.config.redisUrl, 'store');
+    storeRedis = createRedis(api.config.redis.topology, 'store');
   });
   after(async () => {
     storeRedis.disconnect();

@@ -14,7 +14,7 @@ import { createRedis } from '../src/redis/clients.js';
 import { freePort } from '../src/redis/server.js';
 import { get, startTestApi, testEnv, waitUntilReady, type TestApi } from './helpers/api.js';
 import { parsePrometheus, valueOf, type Scrape } from './helpers/prometheus.js';
-import { testRedis } from './helpers/redis.js';
+import { testRedis, testTopology } from './helpers/redis.js';
 
 const silent = createLogger('error', {}, () => {});
 
@@ -164,7 +164,7 @@ describe('metrics', () => {
   });
 
   describe('worker jobs', () => {
-    const workerRedis = () => createRedis(testRedis().url, 'worker');
+    const workerRedis = () => createRedis(testTopology(), 'worker');
     let queue: Queue;
     let worker: Worker | undefined;
     let unwatch: () => void;

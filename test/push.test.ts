@@ -1,6 +1,5 @@
 import { Queue } from 'bullmq';
 import { expect } from 'chai';
-import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
@@ -9,6 +8,8 @@ import { PushProducer } from '../src/queue/producer.js';
 import { PUSH_QUEUE, pushJobId, tokenDigest } from '../src/queue/push-jobs.js';
 import { createRedis } from '../src/redis/clients.js';
 import { keysFor } from '../src/store/keys.js';
+import { WriteAck } from '../src/store/write-ack.js';
+import { queueKey, queuePrefix } from '../src/queue/prefix.js';
 import { TokenStore } from '../src/store/token-store.js';
 import type { ActionRecord } from '../src/types.js';
 import { get, post, startTestApi, testEnv, type TestApi } from './helpers/api.js';
@@ -22,7 +23,7 @@ import {
   UNREGISTERED,
 } from './helpers/fake-fcm.js';
 import { parsePrometheus, valueOf } from './helpers/prometheus.js';
-import { redis, testRedis } from './helpers/redis.js';
+import { redis, testRedis, testTopology } from './helpers/redis.js';
 import { waitFor } from './helpers/wait.js';
 import { startTestWorker, type TestWorker } from './helpers/worker.js';
 
@@ -34,11 +35,12 @@ const TXID = { chain: 'btc', wkIdentity: PAIR, action: 'txid', payload: 'f'.repe
 /** Long and distinctive, so any leak of one into a log or a push is found by a plain search. */
 const token = (name: string) => `fcm-device-${name}-${'t'.repeat(140)}`;
 const silent = createLogger('error', {}, () => {});
-const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
+const keys = keysFor('relay:');
 
-const jobKey = (id: string) => `bull:${PUSH_QUEUE}:${id}`;
-const isCompleted = async (id: string) => (await redis().zscore(`bull:${PUSH_QUEUE}:completed`, id)) !== null;
-const isDelayed = async (id: string) => (await redis().zscore(`bull:${PUSH_QUEUE}:delayed`, id)) !== null;
+const jobKey = (id: string) => queueKey(PUSH_QUEUE, id);
+const isCompleted = async (id: string) =>
+  (await redis().zscore(queueKey(PUSH_QUEUE, 'completed'), id)) !== null;
+const isDelayed = async (id: string) => (await redis().zscore(queueKey(PUSH_QUEUE, 'delayed'), id)) !== null;
 const jobData = async (id: string) => JSON.parse((await redis().hget(jobKey(id), 'data'))!);
 
 async function metric(name: string, labels: Record<string, string> = {}): Promise<number> {
@@ -74,8 +76,8 @@ describe('push notifications (SPEC §11)', () => {
     const id = pushJobId(record);
     return waitFor(`push job of ${record.action} completed`, () => isCompleted(id)).then(() => id);
   };
-  const keyTokens = (pair = PAIR) => redis().zrange(`relay:tokens:key:${pair}`, 0, -1);
-  const owner = (name: string) => redis().get(`relay:tokens:owner:key:${sha1(token(name))}`);
+  const keyTokens = (pair = PAIR) => redis().zrange(keys.tokens(pair, 'key'), 0, -1);
+  const owner = (name: string) => redis().get(keys.tokenOwner('key', token(name)));
 
   before(async () => {
     // Retry delays and attempts are job options, set when the API adds the job.
@@ -241,7 +243,10 @@ describe('push notifications (SPEC §11)', () => {
     expect(Number(await redis().hget(jobKey(id), 'delay'))).to.be.within(30_000, 31_000);
     expect(fcm.sentTo()).to.have.length(2);
 
-    const queue = new Queue(PUSH_QUEUE, { connection: { url: testRedis().url } });
+    const queue = new Queue(PUSH_QUEUE, {
+      connection: { url: testRedis().url },
+      prefix: queuePrefix(PUSH_QUEUE),
+    });
     try {
       await (await queue.getJob(id))!.promote();
     } finally {
@@ -289,7 +294,7 @@ describe('push notifications (SPEC §11)', () => {
     await waitFor('both sends under way', () => fcm.sends.length === 2);
     await first.stop();
 
-    expect(await redis().lrange(`bull:${PUSH_QUEUE}:wait`, 0, -1)).to.deep.equal([id]);
+    expect(await redis().lrange(queueKey(PUSH_QUEUE, 'wait'), 0, -1)).to.deep.equal([id]);
     expect((await jobData(id)).done).to.deep.equal([tokenDigest(token('quick'))]);
     expect(first.logs.some((l) => l.msg === 'push job released at shutdown' && l.jobId === id)).to.equal(
       true,
@@ -333,7 +338,7 @@ describe('push notifications (SPEC §11)', () => {
   it('a duplicate enqueue of the same stored record sends once', async () => {
     await register(PAIR, 'keyToken', 'k1');
     const record = await postAction(TX);
-    const client = createRedis(testRedis().url, 'failFast');
+    const client = createRedis(testTopology(), 'failFast');
     const producer = new PushProducer(client, api.config.push, api.config.action.ttlSeconds, silent);
     try {
       await producer.enqueue(record, silent);
@@ -352,7 +357,7 @@ describe('push notifications (SPEC §11)', () => {
   it('when the queue cannot take the job the action is still stored, answered 200, and the miss counted', async () => {
     const missesBefore = await metric('relay_push_enqueue_misses_total');
     // BullMQ numbers every job from this key: a value that is no number makes every add fail inside Redis.
-    await redis().set(`bull:${PUSH_QUEUE}:id`, 'not-a-number');
+    await redis().set(queueKey(PUSH_QUEUE, 'id'), 'not-a-number');
     const res = await post(api.url, '/v1/action', TX);
     expect(res.status, res.text).to.equal(200);
     expect(res.body.data).to.include({ wkIdentity: PAIR, action: 'tx', payload: PAYLOAD });
@@ -377,8 +382,8 @@ describe('push notifications (SPEC §11)', () => {
     let client: ReturnType<typeof createRedis>;
     let store: TokenStore;
     before(() => {
-      client = createRedis(testRedis().url, 'store');
-      store = new TokenStore(client, keysFor('relay:'));
+      client = createRedis(testTopology(), 'store');
+      store = new TokenStore(client, keys, new WriteAck(client, { waitReplicas: 0, waitTimeoutMs: 1 }));
     });
     after(() => client.disconnect());
 
@@ -386,8 +391,8 @@ describe('push notifications (SPEC §11)', () => {
       await register(PAIR, 'keyToken', 'a', 'b');
       await register(PAIR, 'walletToken', 'w');
       // A stale set entry: the token's owner entry names another pair.
-      await redis().zadd(`relay:tokens:key:${PAIR}`, Date.now(), token('stray'));
-      await redis().set(`relay:tokens:owner:key:${sha1(token('stray'))}`, OTHER_PAIR);
+      await redis().zadd(keys.tokens(PAIR, 'key'), Date.now(), token('stray'));
+      await redis().set(keys.tokenOwner('key', token('stray')), OTHER_PAIR);
       expect((await store.tokensFor(PAIR, 'key')).sort()).to.deep.equal([token('a'), token('b')]);
       expect(await store.tokensFor(PAIR, 'wallet')).to.deep.equal([token('w')]);
       expect(await store.tokensFor('nobody', 'key')).to.deep.equal([]);

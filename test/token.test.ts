@@ -22,9 +22,9 @@ describe('POST /v1/token', () => {
       data: { wkIdentity: 'pairA', keyTokens: 1, walletTokens: 0 },
     });
     expect(res.text).not.to.contain('fcm-token-1');
-    expect(await redis().zrange('relay:tokens:key:pairA', 0, -1)).to.deep.equal(['fcm-token-1']);
+    expect(await redis().zrange('relay:tokens:key:{pairA}', 0, -1)).to.deep.equal(['fcm-token-1']);
     expect(await redis().get(`relay:tokens:owner:key:${sha1('fcm-token-1')}`)).to.equal('pairA');
-    expect(await redis().ttl('relay:tokens:key:pairA')).to.be.within(SIX_MONTHS - 5, SIX_MONTHS);
+    expect(await redis().ttl('relay:tokens:key:{pairA}')).to.be.within(SIX_MONTHS - 5, SIX_MONTHS);
     expect(await redis().ttl(`relay:tokens:owner:key:${sha1('fcm-token-1')}`)).to.be.within(
       SIX_MONTHS - 5,
       SIX_MONTHS,
@@ -35,15 +35,15 @@ describe('POST /v1/token', () => {
     await post(api.url, '/v1/token', { wkIdentity: 'pairA', keyToken: 'k1', walletToken: 'w1' });
     const res = await post(api.url, '/v1/token', { wkIdentity: 'pairA', keyToken: 'k1', walletToken: 'w1' });
     expect(res.body.data).to.deep.equal({ wkIdentity: 'pairA', keyTokens: 1, walletTokens: 1 });
-    expect(await redis().zrange('relay:tokens:wallet:pairA', 0, -1)).to.deep.equal(['w1']);
+    expect(await redis().zrange('relay:tokens:wallet:{pairA}', 0, -1)).to.deep.equal(['w1']);
   });
 
   it('a token registered under another identity moves there', async () => {
     await post(api.url, '/v1/token', { wkIdentity: 'pairA', keyToken: 'shared' });
     const res = await post(api.url, '/v1/token', { wkIdentity: 'pairB', keyToken: 'shared' });
     expect(res.body.data).to.deep.equal({ wkIdentity: 'pairB', keyTokens: 1, walletTokens: 0 });
-    expect(await redis().exists('relay:tokens:key:pairA')).to.equal(0);
-    expect(await redis().zrange('relay:tokens:key:pairB', 0, -1)).to.deep.equal(['shared']);
+    expect(await redis().exists('relay:tokens:key:{pairA}')).to.equal(0);
+    expect(await redis().zrange('relay:tokens:key:{pairB}', 0, -1)).to.deep.equal(['shared']);
     expect(await redis().get(`relay:tokens:owner:key:${sha1('shared')}`)).to.equal('pairB');
     const back = await post(api.url, '/v1/token', { wkIdentity: 'pairA', walletToken: 'other' });
     expect(back.body.data).to.deep.equal({ wkIdentity: 'pairA', keyTokens: 0, walletTokens: 1 });
@@ -55,7 +55,7 @@ describe('POST /v1/token', () => {
       expect(res.body.data.keyTokens).to.equal(Math.min(i + 1, 100));
       if (i === 0) await new Promise((resolve) => setTimeout(resolve, 5)); // t0 is strictly the oldest
     }
-    const tokens = await redis().zrange('relay:tokens:key:busy', 0, -1);
+    const tokens = await redis().zrange('relay:tokens:key:{busy}', 0, -1);
     expect(tokens).to.have.length(100);
     expect(tokens).not.to.include('t0');
     expect(await redis().exists(`relay:tokens:owner:key:${sha1('t0')}`)).to.equal(0);
@@ -63,10 +63,10 @@ describe('POST /v1/token', () => {
   });
 
   it('registrations older than 180 days no longer count', async () => {
-    await redis().zadd('relay:tokens:wallet:old', Date.now() - (SIX_MONTHS + 60) * 1000, 'stale');
+    await redis().zadd('relay:tokens:wallet:{old}', Date.now() - (SIX_MONTHS + 60) * 1000, 'stale');
     const res = await post(api.url, '/v1/token', { wkIdentity: 'old', walletToken: 'fresh' });
     expect(res.body.data).to.deep.equal({ wkIdentity: 'old', keyTokens: 0, walletTokens: 1 });
-    expect(await redis().zrange('relay:tokens:wallet:old', 0, -1)).to.deep.equal(['fresh']);
+    expect(await redis().zrange('relay:tokens:wallet:{old}', 0, -1)).to.deep.equal(['fresh']);
   });
 
   it('tokens are not readable through the API', async () => {

@@ -21,9 +21,10 @@ const ticket = {
 const contact = { name: 'Ann Example', email: EMAIL, message: 'Hello,\nplease call me.' };
 const PERSONAL = [EMAIL, 'Cannot <sign>', 'Line 1', 'Ann Example', 'please call'];
 
-const jobKey = (id: string) => `bull:support:${id}`;
-const isCompleted = async (id: string) => (await redis().zscore('bull:support:completed', id)) !== null;
-const isFailed = async (id: string) => (await redis().zscore('bull:support:failed', id)) !== null;
+const jobKey = (id: string) => `{bull:support}:support:${id}`;
+const isCompleted = async (id: string) =>
+  (await redis().zscore('{bull:support}:support:completed', id)) !== null;
+const isFailed = async (id: string) => (await redis().zscore('{bull:support}:support:failed', id)) !== null;
 const attemptsMade = async (id: string) => Number((await redis().hget(jobKey(id), 'atm')) ?? 0);
 const returnValue = async (id: string): Promise<unknown> =>
   JSON.parse((await redis().hget(jobKey(id), 'returnvalue'))!);
@@ -185,7 +186,7 @@ describe('support worker: delivery to the helpdesk', () => {
     expect(await submit('/v1/ticket', ticket)).to.equal(id);
     await sleep(300);
     expect(helpdesk.requests).to.have.length(1);
-    expect(await redis().llen('bull:support:wait')).to.equal(0);
+    expect(await redis().llen('{bull:support}:support:wait')).to.equal(0);
   });
 
   it('503s, a dropped connection and a timeout are retried with backoff until the helpdesk accepts', async () => {
@@ -294,7 +295,7 @@ describe('support worker: delivery to the helpdesk', () => {
     try {
       const id = await submit('/v1/ticket', ticket);
       await waitFor('the first worker calls the helpdesk', () => helpdesk.requests.length === 1, 45_000);
-      expect(await redis().lrange('bull:support:active', 0, -1)).to.deep.equal([id]);
+      expect(await redis().lrange('{bull:support}:support:active', 0, -1)).to.deep.equal([id]);
       child.kill('SIGKILL');
       await once(child, 'exit');
 
@@ -329,7 +330,7 @@ describe('support worker: delivery to the helpdesk', () => {
     const id = await submit('/v1/ticket', ticket);
     await waitFor('delivery started', () => helpdesk.requests.length === 1);
     await running.stop();
-    expect(await redis().lrange('bull:support:wait', 0, -1)).to.deep.equal([id]);
+    expect(await redis().lrange('{bull:support}:support:wait', 0, -1)).to.deep.equal([id]);
     expect(await attemptsMade(id)).to.equal(0);
 
     await startWorker(webhookEnv());

@@ -5,12 +5,14 @@ import { errorFields, type Logger } from '../src/log.js';
 import { instrumentWorker, recordPushMessages, recordPushSkipped, watchQueueDepth } from '../src/metrics.js';
 import { createPushSender, type PushResult } from '../src/providers/push/index.js';
 import { logBullErrors } from '../src/queue/bull-errors.js';
+import { queuePrefix } from '../src/queue/prefix.js';
 import { PUSH_BACKOFF, PUSH_QUEUE, tokenDigest, type PushJob } from '../src/queue/push-jobs.js';
 import { createRedis } from '../src/redis/clients.js';
 import { settlesWithin, type RoleHandle } from '../src/role.js';
 import { ActionStore } from '../src/store/action-store.js';
 import { keysFor } from '../src/store/keys.js';
 import { TokenStore } from '../src/store/token-store.js';
+import { WriteAck } from '../src/store/write-ack.js';
 import type { ActionRecord } from '../src/types.js';
 import { closeWorker, logWorkerEvents, releaseAtShutdown, RELEASE_MS } from './bullmq.js';
 
@@ -99,12 +101,14 @@ function reasons(results: PromiseSettledResult<PushResult>[]): Record<string, nu
 export async function startPushWorker(config: Config, log: Logger): Promise<RoleHandle> {
   const sender = createPushSender(config.push);
   const keys = keysFor(config.keyPrefix);
-  const storeRedis = createRedis(config.redisUrl, 'store');
-  const actions = new ActionStore(storeRedis, keys, config.action.ttlSeconds);
-  const tokens = new TokenStore(storeRedis, keys);
-  const redis = createRedis(config.redisUrl, 'worker');
+  const storeRedis = createRedis(config.redis.topology, 'store');
+  const ack = new WriteAck(storeRedis, config.redis);
+  const actions = new ActionStore(storeRedis, keys, config.action.ttlSeconds, ack);
+  const tokens = new TokenStore(storeRedis, keys, ack);
+  const redis = createRedis(config.redis.topology, 'worker');
+  const prefix = queuePrefix(PUSH_QUEUE);
   // Only for the queue-depth metric.
-  const queue = new Queue(PUSH_QUEUE, { connection: redis, skipVersionCheck: true });
+  const queue = new Queue(PUSH_QUEUE, { connection: redis, prefix, skipVersionCheck: true });
   logBullErrors(queue, 'push queue', log);
 
   const push = async (job: Job<PushJob>, lockToken?: string, signal?: AbortSignal) => {
@@ -159,6 +163,7 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
 
   const worker = new Worker<PushJob>(PUSH_QUEUE, push, {
     connection: redis,
+    prefix,
     concurrency: CONCURRENCY,
     settings: { backoffStrategy: pushBackoff },
   });

@@ -5,6 +5,7 @@ import type { Config } from '../src/config.js';
 import { errorFields, type Logger } from '../src/log.js';
 import { instrumentWorker, watchQueueDepth } from '../src/metrics.js';
 import { logBullErrors } from '../src/queue/bull-errors.js';
+import { queuePrefix } from '../src/queue/prefix.js';
 import { createRedis, isRedisUnavailable } from '../src/redis/clients.js';
 import { settlesWithin, type RoleHandle } from '../src/role.js';
 import { fetchEvmFees, fetchMempoolFees, type FeeLevels } from '../src/providers/fees.js';
@@ -104,12 +105,13 @@ const SCHEDULER_CHECK_MAX_MS = 60_000;
  * (re)connect and every shortest period, and re-creates what is missing.
  */
 export async function startRefresh(config: Config, log: Logger): Promise<RoleHandle> {
-  const storeRedis = createRedis(config.redisUrl, 'store');
-  const producer = createRedis(config.redisUrl, 'failFast');
-  const consumer = createRedis(config.redisUrl, 'worker');
+  const storeRedis = createRedis(config.redis.topology, 'store');
+  const producer = createRedis(config.redis.topology, 'failFast');
+  const consumer = createRedis(config.redis.topology, 'worker');
   const jobs = refreshJobs(config, log, new MarketStore(storeRedis, keysFor(config.keyPrefix)));
 
-  const queue = new Queue(REFRESH_QUEUE, { connection: producer, skipVersionCheck: true });
+  const prefix = queuePrefix(REFRESH_QUEUE);
+  const queue = new Queue(REFRESH_QUEUE, { connection: producer, prefix, skipVersionCheck: true });
   logBullErrors(queue, 'market refresh queue', log);
   const periods: Record<RefreshName, number> = {
     rates: config.market.ratesRefreshSeconds,
@@ -148,6 +150,7 @@ export async function startRefresh(config: Config, log: Logger): Promise<RoleHan
 
   const worker = new Worker(REFRESH_QUEUE, (job) => jobs[job.name as RefreshName](), {
     connection: consumer,
+    prefix,
     concurrency: 2,
   });
   logBullErrors(worker, 'market refresh worker', log);

@@ -9,6 +9,7 @@ import {
   type HelpdeskTicket,
 } from '../src/providers/helpdesk/index.js';
 import { logBullErrors } from '../src/queue/bull-errors.js';
+import { queuePrefix } from '../src/queue/prefix.js';
 import { SUPPORT_QUEUE, type SupportJob } from '../src/queue/support-jobs.js';
 import { createRedis } from '../src/redis/clients.js';
 import { settlesWithin, type RoleHandle } from '../src/role.js';
@@ -48,9 +49,10 @@ function helpdeskTicket(job: SupportJob): HelpdeskTicket {
 export async function startSupportWorker(config: Config, log: Logger): Promise<RoleHandle> {
   const { delivery } = config.support;
   const helpdesk = createHelpdesk(config.support, log);
-  const redis = createRedis(config.redisUrl, 'worker');
+  const redis = createRedis(config.redis.topology, 'worker');
   // Only for rateLimit(): the limit is stored in Redis and pauses every worker of the queue.
-  const queue = new Queue<SupportJob>(SUPPORT_QUEUE, { connection: redis, skipVersionCheck: true });
+  const prefix = queuePrefix(SUPPORT_QUEUE);
+  const queue = new Queue<SupportJob>(SUPPORT_QUEUE, { connection: redis, prefix, skipVersionCheck: true });
   logBullErrors(queue, 'support queue', log);
 
   const deliver = async (job: Job<SupportJob, Delivered>, token?: string, signal?: AbortSignal) => {
@@ -80,6 +82,7 @@ export async function startSupportWorker(config: Config, log: Logger): Promise<R
 
   const worker = new Worker<SupportJob, Delivered>(SUPPORT_QUEUE, deliver, {
     connection: redis,
+    prefix,
     concurrency: CONCURRENCY,
     limiter: LIMITER,
     lockDuration: delivery.lockMs,

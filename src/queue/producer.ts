@@ -1,12 +1,14 @@
 import { Queue, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { actionTypeRule } from '../action-types.js';
 import type { DeliveryConfig, PushConfig } from '../config.js';
 import { errorFields, type Logger } from '../log.js';
 import { recordPushEnqueueMiss } from '../metrics.js';
+import type { RedisClient } from '../redis/clients.js';
 import type { Keys } from '../store/keys.js';
+import type { WriteAck } from '../store/write-ack.js';
 import type { ActionRecord } from '../types.js';
 import { logBullErrors } from './bull-errors.js';
+import { queueKey, queuePrefix } from './prefix.js';
 import { PUSH_QUEUE, pushJobId, pushJobOptions, type PushJob } from './push-jobs.js';
 import {
   DEDUPE_SECONDS,
@@ -25,14 +27,19 @@ export class JobProducer<T> {
   private readonly queue: Queue;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     name: string,
     defaultJobOptions: JobsOptions,
     log: Logger,
   ) {
     // skipVersionCheck: the producer's only start-up command would be INFO, and a failure there would leave the
     // Queue broken for good; the worker checks the Redis version.
-    this.queue = new Queue(name, { connection: redis, skipVersionCheck: true, defaultJobOptions });
+    this.queue = new Queue(name, {
+      connection: redis,
+      prefix: queuePrefix(name),
+      skipVersionCheck: true,
+      defaultJobOptions,
+    });
     logBullErrors(this.queue, `${name} queue`, log);
   }
 
@@ -51,10 +58,11 @@ export class SupportProducer {
   private readonly jobs: JobProducer<SupportJob>;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
     delivery: DeliveryConfig,
     log: Logger,
+    private readonly ack: WriteAck,
   ) {
     this.jobs = new JobProducer(redis, SUPPORT_QUEUE, supportJobOptions(delivery), log);
   }
@@ -79,12 +87,16 @@ export class SupportProducer {
         throw err;
       }
     }
+    let id: string;
     try {
-      return await this.jobs.add(job.kind, job, jobId);
+      id = await this.jobs.add(job.kind, job, jobId);
     } catch (err) {
       if (first) await Promise.allSettled([refund(), this.redis.del(marker)]);
       throw err;
     }
+    // Queued but not yet replicated (→ 503): the retry finds the job and the marker, and is not charged again.
+    await this.ack.confirm(queueKey(SUPPORT_QUEUE, id), marker);
+    return id;
   }
 }
 
@@ -95,7 +107,7 @@ export class SupportProducer {
 export class PushProducer {
   private readonly jobs: JobProducer<PushJob>;
 
-  constructor(redis: Redis, push: PushConfig, actionTtlSeconds: number, log: Logger) {
+  constructor(redis: RedisClient, push: PushConfig, actionTtlSeconds: number, log: Logger) {
     this.jobs = new JobProducer(redis, PUSH_QUEUE, pushJobOptions(push, actionTtlSeconds), log);
   }
 

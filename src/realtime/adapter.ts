@@ -1,18 +1,19 @@
 import { createShardedAdapter } from '@socket.io/redis-adapter';
-import type { Redis } from 'ioredis';
 import type { Namespace } from 'socket.io';
 import type { Side } from '../action-types.js';
 import { socketMetrics } from '../metrics.js';
-import { createRedis } from '../redis/clients.js';
+import type { RedisTopology } from '../config.js';
+import { createRedis, type RedisClient } from '../redis/clients.js';
 
 /** The adapter's own connections, shared by both paths of a pod (their channels differ). */
 export interface AdapterClients {
-  pub: Redis;
-  sub: Redis;
+  pub: RedisClient;
+  sub: RedisClient;
 }
 
-export function adapterClients(redisUrl: string): AdapterClients {
-  return { pub: createRedis(redisUrl, 'socketPub'), sub: createRedis(redisUrl, 'socketSub') };
+/** On a cluster the subscriber holds one connection per master (ioredis' sharded subscribers). */
+export function adapterClients(topology: RedisTopology): AdapterClients {
+  return { pub: createRedis(topology, 'socketPub'), sub: createRedis(topology, 'socketSub') };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Server as HttpServer, IncomingMessage } from 'node:http';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/clients.js';
 import { Server } from 'socket.io';
 import { ACTION_TYPES, type Side } from '../action-types.js';
 import type { Config } from '../config.js';
@@ -32,7 +32,7 @@ export interface RealtimeDeps {
   /** The mailbox a key socket's replay reads. */
   store: ActionStore;
   /** The rate limiters' fail-fast client (the join budget lives beside the HTTP ones). */
-  limiterRedis: Redis;
+  limiterRedis: RedisClient;
 }
 
 /** The two socket.io servers of SPEC §10 on the API's HTTP server, their Redis adapter and the action emitter. */
@@ -45,7 +45,7 @@ export class Realtime {
 
   constructor(private readonly deps: RealtimeDeps) {
     this.emitter = new ActionEmitter(deps.log);
-    this.clients = adapterClients(deps.config.redisUrl);
+    this.clients = adapterClients(deps.config.redis.topology);
     this.cap = new SocketCap(deps.config.socketsPerIp);
   }
 

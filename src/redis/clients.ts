@@ -1,7 +1,8 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import type { RedisNode, RedisTopology } from '../config.js';
 import type { Logger } from '../log.js';
 import { recordRedisClientError } from '../metrics.js';
-import { RedisOutageLog } from './outage-log.js';
+import { RedisOutageLog, rememberAddress } from './outage-log.js';
 
 /**
  * Each role gets its own connection; BullMQ and the rate limiter must never share a client with the stores.
@@ -19,24 +20,46 @@ import { RedisOutageLog } from './outage-log.js';
  *   away is dropped (the record stays readable and is replayed on join), it never queues up behind the outage.
  * - `socketSub`: the socket.io adapter's subscriber. It keeps its offline queue and retries forever, like a
  *   worker: a room subscribed during an outage is sent once Redis is back, and ioredis resubscribes every
- *   channel it held after a reconnect (a subscription that failed fast would be lost for good).
+ *   channel it held after a reconnect (a subscription that failed fast would be lost for good). On a cluster it
+ *   subscribes to each sharded channel on the master of the channel's slot.
+ *
+ * The same roles exist on every topology (SPEC §12): a single Redis (REDIS_URL), a Sentinel-managed master, or a
+ * Redis Cluster. Callers see one client type and never branch on the topology.
  */
 export type RedisRole = 'store' | 'bulk' | 'limiter' | 'failFast' | 'worker' | 'socketPub' | 'socketSub';
 
+/** A connection of any topology: both classes share the command interface. */
+export type RedisClient = Redis | Cluster;
+
 export const COMMAND_TIMEOUT_MS = 1500;
+
+/** Roles that wait out an outage instead of failing fast: BullMQ workers and the adapter's subscriber. */
+const retriesForever = (role: RedisRole) => role === 'worker' || role === 'socketSub';
 
 function reconnectDelay(attempt: number): number {
   return Math.min(100 * attempt, 1000);
 }
 
+/**
+ * A master demoted by a failover answers writes with READONLY until the client reconnects to the new master
+ * (Sentinel tells it which). Reconnecting without resending keeps fail-fast roles fast: that one command fails
+ * (→ 503) and the next reaches the new master; a worker resends.
+ */
+function reconnectOnReadOnly(role: RedisRole) {
+  return (err: Error): boolean | 1 | 2 =>
+    err.message.startsWith('READONLY') ? (retriesForever(role) ? 2 : 1) : false;
+}
+
+/** Per-connection options; on a cluster they apply to every node's connection. */
 export function redisOptions(role: RedisRole): RedisOptions {
   const base: RedisOptions = {
     connectTimeout: 2000,
     retryStrategy: reconnectDelay,
     lazyConnect: false,
     connectionName: `relay-${role.replace(/[A-Z]/g, (upper) => `-${upper.toLowerCase()}`)}`,
+    reconnectOnError: reconnectOnReadOnly(role),
   };
-  if (role === 'worker' || role === 'socketSub') return { ...base, maxRetriesPerRequest: null };
+  if (retriesForever(role)) return { ...base, maxRetriesPerRequest: null };
   const failFast: RedisOptions = {
     ...base,
     enableOfflineQueue: false,
@@ -46,6 +69,61 @@ export function redisOptions(role: RedisRole): RedisOptions {
   return role === 'failFast' || role === 'socketPub' ? failFast : { ...failFast, enableAutoPipelining: true };
 }
 
+/**
+ * Cluster-level options: the fail-fast rules hold for the cluster object too (no offline queue while the slot
+ * map is being rebuilt), and the redirection budget keeps a request during a failover to about a second of
+ * retries on MOVED/ASK, TRYAGAIN, CLUSTERDOWN and refused connections before it gives up (→ 503).
+ */
+function clusterOptions(role: RedisRole, node: RedisOptions): ClusterOptions {
+  const { retryStrategy, enableOfflineQueue, enableAutoPipelining, ...perNode } = node;
+  const failFast = !retriesForever(role);
+  return {
+    redisOptions: perNode,
+    shardedSubscribers: role === 'socketSub',
+    clusterRetryStrategy: retryStrategy as (attempt: number) => number,
+    enableOfflineQueue: enableOfflineQueue ?? true,
+    enableAutoPipelining: enableAutoPipelining ?? false,
+    maxRedirections: failFast ? 8 : 16,
+    retryDelayOnFailover: 100,
+    retryDelayOnClusterDown: 100,
+    retryDelayOnTryAgain: 100,
+    slotsRefreshTimeout: 1000,
+    // A failover changes the slot map; the periodic refresh finds it even when no command hit a MOVED.
+    slotsRefreshInterval: 2000,
+  };
+}
+
+function newClient(topology: RedisTopology, role: RedisRole): RedisClient {
+  const options = redisOptions(role);
+  switch (topology.kind) {
+    case 'standalone':
+      return new Redis(topology.url, options);
+    case 'sentinel':
+      return new Redis({
+        ...options,
+        sentinels: topology.sentinels,
+        name: topology.name,
+        sentinelPassword: topology.sentinelPassword,
+        username: topology.username,
+        password: topology.password,
+        ...(topology.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
+        sentinelRetryStrategy: reconnectDelay,
+        // Sentinel announces a switch-master at once; without this the client learns it on the next error.
+        failoverDetector: true,
+      });
+    case 'cluster':
+      return new Cluster(
+        topology.nodes,
+        clusterOptions(role, {
+          ...options,
+          username: topology.username,
+          password: topology.password,
+          ...(topology.tls ? { tls: {} } : {}),
+        }),
+      );
+  }
+}
+
 let outages: RedisOutageLog | undefined;
 
 /** Called once by main: from then on every client's outages are logged (see RedisOutageLog), not only counted. */
@@ -53,8 +131,25 @@ export function logRedisOutages(log: Logger, summaryMs: number): void {
   outages = new RedisOutageLog(log, summaryMs);
 }
 
-export function createRedis(url: string, role: RedisRole): Redis {
-  const client = new Redis(url, redisOptions(role));
+const nodeList = (nodes: RedisNode[]) => nodes.map((node) => `${node.host}:${node.port}`).join(',');
+
+/** What logs may say about a topology: its hosts and ports, never a password. */
+function describe(topology: RedisTopology): string {
+  switch (topology.kind) {
+    case 'standalone': {
+      const { hostname, port } = new URL(topology.url);
+      return `${hostname || '127.0.0.1'}:${port || 6379}`;
+    }
+    case 'sentinel':
+      return `sentinel ${topology.name} (${nodeList(topology.sentinels)})`;
+    case 'cluster':
+      return `cluster (${nodeList(topology.nodes)})`;
+  }
+}
+
+export function createRedis(topology: RedisTopology, role: RedisRole): RedisClient {
+  const client = newClient(topology, role);
+  rememberAddress(client, describe(topology));
   // Connection errors are reported through readiness, request failures, this counter and the outage log; an
   // unhandled 'error' event would only add noise (ioredis logs it to stderr when nobody listens).
   client.on('error', (err) => {
@@ -65,10 +160,18 @@ export function createRedis(url: string, role: RedisRole): Redis {
   return client;
 }
 
-const UNAVAILABLE_REPLY = /^(LOADING|OOM|READONLY|MASTERDOWN|BUSY|NOREPLICAS|TRYAGAIN|CLUSTERDOWN)\b/;
+/**
+ * Replies and client errors that mean "Redis cannot serve us right now": a restart (LOADING), a failover in
+ * progress (READONLY from a demoted master, MASTERDOWN, CLUSTERDOWN, TRYAGAIN during resharding, redirections
+ * exhausted), an unreachable node, or a write that fewer replicas than REDIS_WAIT_REPLICAS confirmed.
+ */
+const UNAVAILABLE_REPLY =
+  /^(LOADING|OOM|READONLY|MASTERDOWN|BUSY|NOREPLICAS|TRYAGAIN|CLUSTERDOWN|MOVED|ASK)\b/;
 const UNAVAILABLE_CLIENT = [
   "Stream isn't writeable",
   'Connection is closed',
+  // Commands already written when the connection drops (a failover closes it, Sentinel's switch-master too).
+  'Command aborted due to connection close',
   'Command timed out',
   'Reached the max retries per request limit',
   'connect ECONNREFUSED',
@@ -76,18 +179,41 @@ const UNAVAILABLE_CLIENT = [
   'connect EHOSTUNREACH',
   'read ECONNRESET',
   'getaddrinfo ',
+  "Cluster isn't ready",
+  'Too many Cluster redirections',
+  'Failed to refresh slots cache',
+  'None of startup nodes is available',
+  'All sentinels are unreachable',
 ];
+
+export class NotReplicatedError extends Error {
+  override name = 'NotReplicatedError';
+}
 
 /** Whether an error means "Redis cannot serve us right now" (→ 503) rather than a bug (→ 500). */
 export function isRedisUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   if (err.name === 'ReplyError') return UNAVAILABLE_REPLY.test(err.message);
-  if (err.name === 'MaxRetriesPerRequestError') return true;
+  if (err.name === 'MaxRetriesPerRequestError' || err instanceof NotReplicatedError) return true;
   return UNAVAILABLE_CLIENT.some((text) => err.message.includes(text));
 }
 
+/**
+ * Readiness: the client's Redis answers. On a cluster any node answers PING even while a master is lost and its
+ * slots are unserved, so there the cluster's own verdict (`cluster_state:ok`) decides.
+ */
+export async function redisServes(client: RedisClient): Promise<boolean> {
+  try {
+    if (!(client instanceof Cluster)) return (await client.ping()) === 'PONG';
+    const info = (await client.call('CLUSTER', 'INFO')) as string;
+    return /^cluster_state:ok\b/m.test(info);
+  } catch {
+    return false;
+  }
+}
+
 /** Resolves once the client is ready, or rejects after `timeoutMs`. */
-export async function waitReady(client: Redis, timeoutMs: number): Promise<void> {
+export async function waitReady(client: RedisClient, timeoutMs: number): Promise<void> {
   if (client.status === 'ready') return;
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './clients.js';
 import { ConditionLog } from '../condition-log.js';
 import { errorFields, type Logger } from '../log.js';
 
@@ -8,7 +8,7 @@ import { errorFields, type Logger } from '../log.js';
  * would be several lines a second for as long as the outage lasts.
  */
 export class RedisOutageLog {
-  private readonly down = new Set<Redis>();
+  private readonly down = new Set<RedisClient>();
   private readonly conditions: ConditionLog;
 
   constructor(
@@ -18,7 +18,7 @@ export class RedisOutageLog {
     this.conditions = new ConditionLog(log, summaryMs);
   }
 
-  failed(client: Redis, err: unknown): void {
+  failed(client: RedisClient, err: unknown): void {
     this.down.add(client);
     const redis = redisAddress(client);
     if (this.conditions.occurred('redis', 'Redis still unreachable', { redis })) {
@@ -26,15 +26,24 @@ export class RedisOutageLog {
     }
   }
 
-  ready(client: Redis): void {
+  ready(client: RedisClient): void {
     this.down.delete(client);
     if (this.down.size === 0)
       this.conditions.ended('redis', 'Redis reachable again', { redis: redisAddress(client) });
   }
 }
 
-/** `host:port` of a client's Redis: what logs may say about it (never the password). */
-export function redisAddress(client: Redis): string {
-  const { host, port } = client.options;
-  return `${host ?? '127.0.0.1'}:${port ?? 6379}`;
+const addresses = new WeakMap<RedisClient, string>();
+
+/** Called by the client factory with the address it connected the client to. */
+export function rememberAddress(client: RedisClient, address: string): void {
+  addresses.set(client, address);
+}
+
+/**
+ * Which Redis a client uses, as logs may say it (never a password): `host:port`, `sentinel <name>
+ * (host:port,…)` or `cluster (host:port,…)` with the configured seeds.
+ */
+export function redisAddress(client: RedisClient): string {
+  return addresses.get(client) ?? 'unknown';
 }

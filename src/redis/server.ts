@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +16,16 @@ export interface PrivateRedis {
   stop(): Promise<void>;
   /** Starts the server again on the same port (after stop), for outage tests. */
   start(): Promise<void>;
+  /** Sends a signal to the running server (SIGSTOP/SIGCONT freeze and thaw it in failover tests). */
+  signal(name: NodeJS.Signals): void;
+}
+
+export interface PrivateRedisOptions {
+  port?: number;
+  /** More redis-server arguments: replication, cluster mode. */
+  args?: string[];
+  /** Runs `redis-server <file> --sentinel` instead: `file` is written into the server's directory. */
+  sentinelConfig?: string;
 }
 
 export function redisServerInstalled(): boolean {
@@ -48,6 +58,13 @@ export function portAnswers(host: string, port: number, timeoutMs = 500): Promis
   });
 }
 
+/** One exit listener for every server a process starts (a cluster is six of them). */
+const exitCleanups: (() => void)[] = [];
+function atExit(cleanup: () => void): void {
+  if (exitCleanups.length === 0) process.once('exit', () => exitCleanups.forEach((run) => run()));
+  exitCleanups.push(cleanup);
+}
+
 /**
  * redis-server runs under this shell, which ties its life to ours: it polls our pid and, once we are gone
  * (even by SIGKILL, which runs no exit handler), kills redis-server and removes its directory. SIGTERM from us
@@ -57,6 +74,7 @@ const WATCHDOG = `
 parent=$1; dir=$2; shift 2
 redis-server "$@" &
 redis=$!
+echo $redis > "$dir/redis.pid"
 trap 'kill -9 $redis 2>/dev/null; wait $redis; exit 0' TERM
 while kill -0 "$parent" 2>/dev/null && kill -0 "$redis" 2>/dev/null; do sleep 0.5 & wait $!; done
 kill -9 $redis 2>/dev/null; wait $redis; status=$?
@@ -64,10 +82,16 @@ kill -0 "$parent" 2>/dev/null || rm -rf "$dir"
 exit $status
 `;
 
-export async function startPrivateRedis(port?: number): Promise<PrivateRedis> {
-  const chosen = port ?? (await freePort());
+export async function startPrivateRedis(options: PrivateRedisOptions = {}): Promise<PrivateRedis> {
+  const chosen = options.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), 'relay-redis-'));
   let child: ChildProcess | undefined;
+  const mode: string[] = [];
+  if (options.sentinelConfig !== undefined) {
+    const file = join(dir, 'sentinel.conf');
+    writeFileSync(file, options.sentinelConfig);
+    mode.push(file, '--sentinel');
+  }
 
   const start = async () => {
     if (child && child.exitCode === null) return;
@@ -79,6 +103,7 @@ export async function startPrivateRedis(port?: number): Promise<PrivateRedis> {
         'redis-watchdog',
         String(process.pid),
         dir,
+        ...mode,
         '--port',
         String(chosen),
         '--bind',
@@ -89,8 +114,8 @@ export async function startPrivateRedis(port?: number): Promise<PrivateRedis> {
         'no',
         '--dir',
         dir,
-        '--maxmemory-policy',
-        'noeviction',
+        ...(options.sentinelConfig === undefined ? ['--maxmemory-policy', 'noeviction'] : []),
+        ...(options.args ?? []),
       ],
       { stdio: 'ignore' },
     );
@@ -113,9 +138,13 @@ export async function startPrivateRedis(port?: number): Promise<PrivateRedis> {
   };
 
   await start();
-  process.once('exit', () => {
+  atExit(() => {
     child?.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
   });
-  return { port: chosen, url: `redis://127.0.0.1:${chosen}`, dir, start, stop };
+  // redis-server itself, not its watchdog shell (which records the server's pid).
+  const signal = (name: NodeJS.Signals) => {
+    if (child) process.kill(Number(readFileSync(join(dir, 'redis.pid'), 'utf8')), name);
+  };
+  return { port: chosen, url: `redis://127.0.0.1:${chosen}`, dir, start, stop, signal };
 }

@@ -1,3 +1,5 @@
+import { Cluster } from 'ioredis';
+import type { RedisTopology } from '../config.js';
 import { errorFields, type Logger } from '../log.js';
 import type { RoleHandle } from '../role.js';
 import { createRedis } from './clients.js';
@@ -19,28 +21,31 @@ function infoFields(text: string): Map<string, string> {
  * Redis refuses writes instead of the machine running out of memory. Read with INFO, which managed Redis
  * services allow where CONFIG is disabled; a refusal is logged and changes nothing else.
  */
-export function reportRedisSettings(url: string, log: Logger): RoleHandle {
-  const client = createRedis(url, 'failFast');
+export function reportRedisSettings(topology: RedisTopology, log: Logger): RoleHandle {
+  const client = createRedis(topology, 'failFast');
   const redis = redisAddress(client);
   log.info('using Redis', { redis });
   client.once('ready', () => {
-    client
-      .info('memory')
-      .then((text) => {
-        const info = infoFields(text);
-        const policy = info.get('maxmemory_policy') ?? 'unknown';
-        const maxmemory = Number(info.get('maxmemory') ?? 0);
-        log.info('Redis settings', { redis, maxmemoryPolicy: policy, maxmemoryBytes: maxmemory });
-        if (policy !== 'noeviction') {
-          log.warn('Redis maxmemory-policy is not noeviction: it may evict records and queued jobs', {
-            redis,
-            maxmemoryPolicy: policy,
-          });
-        }
-        if (maxmemory === 0) {
-          log.warn('Redis has no maxmemory: it can grow until the machine runs out of memory', { redis });
-        }
-      })
+    // Every master of a cluster holds records: each must keep them.
+    const masters = client instanceof Cluster ? client.nodes('master') : [client];
+    Promise.all(masters.map((node) => node.info('memory')))
+      .then((texts) =>
+        texts.forEach((text) => {
+          const info = infoFields(text);
+          const policy = info.get('maxmemory_policy') ?? 'unknown';
+          const maxmemory = Number(info.get('maxmemory') ?? 0);
+          log.info('Redis settings', { redis, maxmemoryPolicy: policy, maxmemoryBytes: maxmemory });
+          if (policy !== 'noeviction') {
+            log.warn('Redis maxmemory-policy is not noeviction: it may evict records and queued jobs', {
+              redis,
+              maxmemoryPolicy: policy,
+            });
+          }
+          if (maxmemory === 0) {
+            log.warn('Redis has no maxmemory: it can grow until the machine runs out of memory', { redis });
+          }
+        }),
+      )
       .catch((err: unknown) => log.warn('could not read the Redis settings', { redis, ...errorFields(err) }))
       .finally(() => client.disconnect());
   });

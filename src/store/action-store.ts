@@ -1,6 +1,7 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/clients.js';
 import type { ActionRecord } from '../types.js';
 import type { Keys } from './keys.js';
+import type { WriteAck } from './write-ack.js';
 
 /**
  * One mailbox per wallet–key pair. A POST replaces the mailbox; reads never delete (both apps read it), so
@@ -8,15 +9,18 @@ import type { Keys } from './keys.js';
  */
 export class ActionStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly ttlSeconds: number,
+    private readonly ack: WriteAck,
   ) {}
 
   /** Returns the record as stored (JSON text), so the answer needs no second serialization. */
   async save(record: ActionRecord): Promise<string> {
     const json = JSON.stringify(record);
-    await this.redis.set(this.keys.action(record.wkIdentity), json, 'EX', this.ttlSeconds);
+    const key = this.keys.action(record.wkIdentity);
+    await this.redis.set(key, json, 'EX', this.ttlSeconds);
+    await this.ack.confirm(key);
     return json;
   }
 

@@ -1,14 +1,20 @@
-export type TokenSide = 'key' | 'wallet';
+import { createHash } from 'node:crypto';
 
-/** The relay's key layout (SPEC §8), in one place so operators and code agree. */
+export type TokenSide = 'key' | 'wallet';
+export const TOKEN_SIDES: readonly TokenSide[] = ['key', 'wallet'];
+
+/**
+ * The relay's key layout (SPEC §8, §12), in one place so operators and code agree. It is the same on every
+ * topology. Keys that one script touches share a hash tag (`{…}`), so on a Redis Cluster they live in one slot:
+ * a pair's two token sets are tagged with its identity. Every other operation touches one key.
+ */
 export interface Keys {
   sync(walletIdentity: string): string;
   action(wkIdentity: string): string;
+  /** The pair's registered tokens of one side: a sorted set scored by registration time. */
   tokens(wkIdentity: string, side: TokenSide): string;
-  /** `tokens(id, side)` is `tokenSetPrefix + side + ':' + id` (the token script builds it for moves). */
-  tokenSetPrefix: string;
-  /** Token → owner index: `tokenOwnerPrefix + side + ':' + sha1(token)` (built inside the token script). */
-  tokenOwnerPrefix: string;
+  /** Token → owning pair, keyed by the token's SHA-1: the one pair a token is delivered to. */
+  tokenOwner(side: TokenSide, token: string): string;
   rates: string;
   fees: string;
   tokenInfo(network: string, address: string): string;
@@ -16,13 +22,14 @@ export interface Keys {
   supportCounted(jobId: string): string;
 }
 
+const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
+
 export function keysFor(prefix: string): Keys {
   return {
     sync: (id) => `${prefix}sync:${id}`,
     action: (id) => `${prefix}action:${id}`,
-    tokens: (id, side) => `${prefix}tokens:${side}:${id}`,
-    tokenSetPrefix: `${prefix}tokens:`,
-    tokenOwnerPrefix: `${prefix}tokens:owner:`,
+    tokens: (id, side) => `${prefix}tokens:${side}:{${id}}`,
+    tokenOwner: (side, token) => `${prefix}tokens:owner:${side}:${sha1(token)}`,
     rates: `${prefix}rates`,
     fees: `${prefix}fees`,
     tokenInfo: (network, address) => `${prefix}tokeninfo:${network}:${address}`,

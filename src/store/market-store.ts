@@ -1,7 +1,7 @@
-import type { Redis } from 'ioredis';
 import { EVM_CHAINS, UTXO_CHAINS } from '../chains.js';
 import type { FeeLevels } from '../providers/fees.js';
 import type { TokenMetadata } from '../providers/token-metadata.js';
+import type { RedisClient } from '../redis/clients.js';
 import type { Keys } from './keys.js';
 
 export interface Rates {
@@ -52,7 +52,7 @@ function chainRank(coin: string): number {
  */
 export class MarketStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
   ) {}
 

@@ -1,11 +1,12 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/clients.js';
 
 /**
  * A Lua script registered on a client (EVALSHA with automatic EVAL fallback after a Redis restart).
- * Returns a typed caller taking the script's keys and arguments.
+ * Returns a typed caller taking the script's keys and arguments. A script must be given every key it touches
+ * (KEYS), all in one hash slot: Redis Cluster refuses anything else.
  */
 export function defineScript<R>(
-  redis: Redis,
+  redis: RedisClient,
   name: string,
   numberOfKeys: number,
   lua: string,

@@ -1,7 +1,8 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/clients.js';
 import type { SyncRecord } from '../types.js';
 import type { Keys } from './keys.js';
 import { defineScript } from './scripts.js';
+import type { WriteAck } from './write-ack.js';
 
 // First read cuts the remaining lifetime to the grace period, never lengthening it; one script, so concurrent
 // reads on many pods all see the same record and the same expiry.
@@ -25,9 +26,10 @@ export class SyncStore {
   private readonly readWithGrace;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly lifecycle: SyncLifecycle,
+    private readonly ack: WriteAck,
   ) {
     this.readWithGrace = defineScript<string | null>(redis, 'relaySyncRead', 1, READ_WITH_GRACE);
   }
@@ -35,7 +37,9 @@ export class SyncStore {
   /** Replaces any earlier record (SET overwrites every field); returns it as stored (JSON text). */
   async save(record: SyncRecord): Promise<string> {
     const json = JSON.stringify(record);
-    await this.redis.set(this.keys.sync(record.walletIdentity), json, 'EX', this.lifecycle.ttlSeconds);
+    const key = this.keys.sync(record.walletIdentity);
+    await this.redis.set(key, json, 'EX', this.lifecycle.ttlSeconds);
+    await this.ack.confirm(key);
     return json;
   }
 

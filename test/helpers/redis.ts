@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import type { RedisTopology } from '../../src/config.js';
 import { startPrivateRedis, type PrivateRedis } from '../../src/redis/server.js';
 
 let server: PrivateRedis | undefined;
@@ -19,6 +20,11 @@ export async function stopTestRedis(): Promise<void> {
 export function testRedis(): PrivateRedis {
   if (!server) throw new Error('test redis not started (root hooks missing?)');
   return server;
+}
+
+/** The test run's Redis as the relay's configuration names it. */
+export function testTopology(): RedisTopology {
+  return { kind: 'standalone', url: testRedis().url, explicit: true };
 }
 
 /** A plain client for asserting what Redis holds. */

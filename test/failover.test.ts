@@ -1,0 +1,145 @@
+import { expect } from 'chai';
+import { errorBody, get, post, startTestApi, type TestApi } from './helpers/api.js';
+import {
+  keys,
+  startTopology,
+  syncRecord,
+  type TestTopology,
+  type TopologyName,
+} from './helpers/topologies.js';
+import { waitFor } from './helpers/wait.js';
+import { startTestWorker, type TestWorker } from './helpers/worker.js';
+import { queueKey } from '../src/queue/prefix.js';
+import { SUPPORT_QUEUE } from '../src/queue/support-jobs.js';
+
+/** Far above any honest answer: a request still open after this is a hang. */
+const HANG_MS = 8000;
+
+/** One POST /v1/sync; a request that does not answer within HANG_MS counts as status 0. */
+async function write(api: TestApi, id: string): Promise<number> {
+  const res = await fetch(`${api.url}/v1/sync`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(syncRecord(id)),
+    signal: AbortSignal.timeout(HANG_MS),
+  }).catch(() => undefined);
+  await res?.arrayBuffer();
+  return res?.status ?? 0;
+}
+
+/** Concurrent writers with unique ids until stopped: every answer is recorded. */
+function load(api: TestApi, prefix: string, writers = 4) {
+  const answers: { id: string; status: number }[] = [];
+  let running = true;
+  let n = 0;
+  const loops = Array.from({ length: writers }, async () => {
+    while (running) {
+      const id = `${prefix}-${n++}`;
+      answers.push({ id, status: await write(api, id) });
+    }
+  });
+  return {
+    answers,
+    async stop() {
+      running = false;
+      await Promise.all(loops);
+    },
+  };
+}
+
+/**
+ * Failover with REDIS_WAIT_REPLICAS=1 on the topologies that have replicas. Each topology is started once; a
+ * frozen replica comes first (it is thawed again), then a master is killed under load.
+ */
+for (const name of ['sentinel', 'cluster'] as TopologyName[]) {
+  describe(`failover on a ${name} Redis`, function () {
+    this.timeout(60_000);
+    let topology: TestTopology;
+    let api: TestApi;
+    let worker: TestWorker;
+
+    before(async () => {
+      topology = await startTopology(name);
+      const env = { ...topology.env, REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '300' };
+      api = await startTestApi(env);
+      worker = await startTestWorker(env);
+    });
+    after(async () => {
+      await worker?.stop();
+      await api?.stop();
+      await topology?.stop();
+    });
+
+    it('a frozen replica: a write answers 503 in bounded time, and 200 again once it thaws', async () => {
+      const { replicas } = await topology.serversOf(keys.sync('frozen'));
+      replicas.forEach((replica) => replica.signal('SIGSTOP'));
+      try {
+        const res = await post(api.url, '/v1/sync', syncRecord('frozen'), {});
+        expect(res.status).to.equal(503);
+        expect(res.body).to.deep.equal(errorBody(res, 'UNAVAILABLE'));
+        expect(await write(api, 'frozen')).to.equal(503); // answered, not left hanging (HANG_MS)
+      } finally {
+        replicas.forEach((replica) => replica.signal('SIGCONT'));
+      }
+      await waitFor('writes to succeed again', async () => (await write(api, 'frozen')) === 200, 15_000);
+    });
+
+    it('a master killed under load: only 200 or 503, no acknowledged write lost, recovery without restart', async () => {
+      // The master of the support queue, and a record of the same master to probe its recovery with.
+      const { master: victim, replicas } = await topology.serversOf(queueKey(SUPPORT_QUEUE, 'wait'));
+      let probe = 'probe-0';
+      for (let i = 1; (await topology.serversOf(keys.sync(probe))).master !== victim; i++)
+        probe = `probe-${i}`;
+      const traffic = load(api, `${name}-load`);
+      await waitFor(
+        'some acknowledged writes',
+        () => traffic.answers.filter((a) => a.status === 200).length > 20,
+      );
+      // The replicas are held back until the outage has been observed, so its length is not left to chance.
+      replicas.forEach((replica) => replica.signal('SIGSTOP'));
+      try {
+        await victim.stop(); // SIGKILL: whatever it had not replicated is gone
+        await waitFor('readiness to drop', async () => (await get(api.url, '/readyz')).status === 503);
+        expect(await write(api, probe)).to.equal(503);
+      } finally {
+        replicas.forEach((replica) => replica.signal('SIGCONT'));
+      }
+      await waitFor(
+        'a replica to be promoted',
+        async () => (await topology.serversOf(keys.sync(probe)).catch(() => undefined))?.master !== victim,
+        30_000,
+      );
+      // The old master comes back empty and rejoins as a replica, so WAIT can be satisfied again.
+      await victim.start();
+      await waitFor(
+        'writes to the lost slots to succeed',
+        async () => (await write(api, probe)) === 200,
+        30_000,
+      );
+      await traffic.stop();
+
+      const statuses = new Set(traffic.answers.map((a) => a.status));
+      const errors = api.logs.filter((line) => line.msg === 'unhandled error');
+      expect(errors, JSON.stringify(errors)).to.deep.equal([]);
+      expect([...statuses].filter((status) => status !== 200 && status !== 503)).to.deep.equal([]);
+      const acknowledged = traffic.answers.filter((a) => a.status === 200).map((a) => a.id);
+      const missing: string[] = [];
+      for (const id of acknowledged) if ((await topology.admin.exists(keys.sync(id))) === 0) missing.push(id);
+      expect(missing).to.deep.equal([]);
+      expect((await get(api.url, '/readyz')).status).to.equal(200);
+      expect(await write(api, `${name}-after`)).to.equal(200);
+
+      // The worker lived through it: a form submitted now is delivered.
+      const form = { name: 'Ann', email: 'ann@example.com', message: `after the ${name} failover` };
+      const submitted = await post(api.url, '/v1/contact', form);
+      expect(submitted.status).to.equal(200);
+      await waitFor(
+        'the form to be delivered',
+        async () =>
+          (await topology.admin.zscore(queueKey(SUPPORT_QUEUE, 'completed'), submitted.body.data.id)) !==
+          null,
+        20_000,
+      );
+    });
+  });
+}

@@ -1,0 +1,310 @@
+import { expect } from 'chai';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { WriteAck } from '../src/store/write-ack.js';
+import { MarketStore } from '../src/store/market-store.js';
+import { TokenStore } from '../src/store/token-store.js';
+import { errorBody, get, post, startTestApi, type TestApi } from './helpers/api.js';
+import {
+  TOPOLOGIES,
+  keys,
+  shardSubscribers,
+  startTopology,
+  syncRecord,
+  type TestTopology,
+} from './helpers/topologies.js';
+import { waitFor } from './helpers/wait.js';
+import { startTestWorker } from './helpers/worker.js';
+import { FakeFcm } from './helpers/fake-fcm.js';
+import { connectClient, connected } from './helpers/sockets.js';
+import { channelPrefix } from '../src/realtime/adapter.js';
+import { queueKey } from '../src/queue/prefix.js';
+import { PUSH_QUEUE, pushJobId } from '../src/queue/push-jobs.js';
+
+describe('Redis topology configuration', () => {
+  it('two topologies at once are a start-up error naming the variables', () => {
+    expect(() => loadConfig({ REDIS_URL: 'redis://a:1', REDIS_CLUSTER_NODES: 'b:2' })).to.throw(
+      ConfigError,
+      'REDIS_URL and REDIS_CLUSTER_NODES are set: configure exactly one Redis topology',
+    );
+    expect(() =>
+      loadConfig({ REDIS_SENTINELS: 'a:1', REDIS_SENTINEL_NAME: 'm', REDIS_CLUSTER_NODES: 'b:2' }),
+    ).to.throw('REDIS_SENTINELS and REDIS_CLUSTER_NODES are set');
+  });
+
+  it('reads each topology with its credentials', () => {
+    expect(
+      loadConfig({
+        REDIS_SENTINELS: 'a:26379, b:26380',
+        REDIS_SENTINEL_NAME: 'm',
+        REDIS_SENTINEL_PASSWORD: 'sp',
+        REDIS_PASSWORD: 'p',
+      }).redis.topology,
+    ).to.deep.equal({
+      kind: 'sentinel',
+      sentinels: [
+        { host: 'a', port: 26379 },
+        { host: 'b', port: 26380 },
+      ],
+      name: 'm',
+      sentinelPassword: 'sp',
+      username: undefined,
+      password: 'p',
+      tls: false,
+    });
+    expect(
+      loadConfig({ REDIS_CLUSTER_NODES: 'c:7000', REDIS_PASSWORD: 'p', REDIS_TLS: 'true' }).redis,
+    ).to.deep.equal({
+      topology: {
+        kind: 'cluster',
+        nodes: [{ host: 'c', port: 7000 }],
+        username: undefined,
+        password: 'p',
+        tls: true,
+      },
+      waitReplicas: 0,
+      waitTimeoutMs: 500,
+    });
+    expect(loadConfig({ REDIS_URL: 'rediss://u:p@h:6380', REDIS_WAIT_REPLICAS: '1' }).redis).to.deep.equal({
+      topology: { kind: 'standalone', url: 'rediss://u:p@h:6380', explicit: true },
+      waitReplicas: 1,
+      waitTimeoutMs: 500,
+    });
+  });
+
+  for (const [env, message] of [
+    [{ REDIS_SENTINELS: 'a:1' }, 'REDIS_SENTINEL_NAME is required with REDIS_SENTINELS'],
+    [
+      { REDIS_CLUSTER_NODES: 'a' },
+      'REDIS_CLUSTER_NODES must be a list of host:port separated by commas (got "a")',
+    ],
+    [
+      { REDIS_WAIT_TIMEOUT_MS: '5000' },
+      'REDIS_WAIT_TIMEOUT_MS must be an integer from 1 to 1000 (got "5000")',
+    ],
+  ] as const) {
+    it(`rejects ${JSON.stringify(env)}`, () => {
+      expect(() => loadConfig(env)).to.throw(ConfigError, message);
+    });
+  }
+});
+
+/**
+ * The same behaviour on a single Redis, a Sentinel group (master, replica, 3 sentinels) and a 6-node cluster
+ * (3 masters, 3 replicas): stores, routes, Lua scripts, queues, the scheduler and the rate limiter. Writes are
+ * WAIT-confirmed by one replica where there is one.
+ */
+for (const name of TOPOLOGIES) {
+  describe(`on a ${name} Redis`, function () {
+    this.timeout(30_000);
+    const waitReplicas = name === 'standalone' ? '0' : '1';
+    let topology: TestTopology;
+    let api: TestApi;
+    let env: Record<string, string>;
+
+    before(async () => {
+      topology = await startTopology(name);
+      env = { ...topology.env, REDIS_WAIT_REPLICAS: waitReplicas, SUBMISSIONS_PER_DAY: '1000' };
+      api = await startTestApi(env);
+    });
+    after(async () => {
+      await api?.stop();
+      await topology?.stop();
+    });
+
+    it('sync: POST then GET returns the record; Redis holds it with its TTL', async () => {
+      const id = `${name}-wallet`;
+      const res = await post(api.url, '/v1/sync', syncRecord(id));
+      expect(res.status).to.equal(200);
+      expect(res.body).to.deep.equal({ success: true, data: syncRecord(id) });
+      expect(JSON.parse((await topology.admin.get(keys.sync(id)))!)).to.deep.equal(syncRecord(id));
+      expect(await topology.admin.ttl(keys.sync(id))).to.be.within(890, 900);
+      const read = await get(api.url, `/v1/sync/${id}`);
+      expect(read.body).to.deep.equal({ success: true, data: syncRecord(id) });
+      // The read-grace script ran on the key's node.
+      expect(await topology.admin.ttl(keys.sync(id))).to.be.within(110, 120);
+    });
+
+    it('action: POST then GET returns the record', async () => {
+      const request = {
+        chain: 'btc',
+        wkIdentity: `${name}-pair`,
+        action: 'tx',
+        payload: '0200abff',
+        path: '0-0',
+      };
+      const res = await post(api.url, '/v1/action', request);
+      expect(res.status).to.equal(200);
+      const read = await get(api.url, `/v1/action/${name}-pair`);
+      expect(read.body).to.deep.equal(res.body);
+      expect(JSON.parse((await topology.admin.get(keys.action(`${name}-pair`)))!)).to.deep.equal(
+        res.body.data,
+      );
+    });
+
+    it('records spread over every master', async () => {
+      const ids = Array.from({ length: 30 }, (_, i) => `${name}-spread-${i}`);
+      for (const id of ids) expect((await post(api.url, '/v1/sync', syncRecord(id))).status).to.equal(200);
+      const masters = await topology.masters();
+      expect(masters).to.have.length(name === 'cluster' ? 3 : 1);
+      const perMaster = await Promise.all(masters.map((m) => m.keys(`relay:sync:${name}-spread-*`)));
+      for (const held of perMaster) expect(held.length).to.be.greaterThan(0);
+      expect(perMaster.flat()).to.have.members(ids.map((id) => keys.sync(id)));
+    });
+
+    it('tokens: a token moved to another pair is delivered only there, even if a stale entry is left behind', async () => {
+      const [a, b] = [`${name}-pairA`, `${name}-pairB`];
+      await post(api.url, '/v1/token', { wkIdentity: a, keyToken: 'moving', walletToken: 'wa' });
+      const moved = await post(api.url, '/v1/token', { wkIdentity: b, keyToken: 'moving' });
+      expect(moved.status).to.equal(200);
+      expect(moved.body.data).to.deep.equal({ wkIdentity: b, keyTokens: 1, walletTokens: 0 });
+      expect(await topology.admin.zrange(keys.tokens(a, 'key'), 0, -1)).to.deep.equal([]);
+      expect(await topology.admin.zrange(keys.tokens(a, 'wallet'), 0, -1)).to.deep.equal(['wa']);
+      expect(await topology.admin.get(keys.tokenOwner('key', 'moving'))).to.equal(b);
+
+      const store = new TokenStore(
+        topology.admin,
+        keys,
+        new WriteAck(topology.admin, { waitReplicas: 0, waitTimeoutMs: 0 }),
+      );
+      // A move interrupted before the old pair's set was cleaned (a 503 half-way): ownership still decides.
+      await topology.admin.zadd(keys.tokens(a, 'key'), Date.now(), 'moving');
+      expect(await store.tokensFor(a, 'key')).to.deep.equal([]);
+      expect(await store.tokensFor(b, 'key')).to.deep.equal(['moving']);
+      expect(await store.tokensFor(a, 'wallet')).to.deep.equal(['wa']);
+
+      // Removing from the old pair leaves the new owner's entry alone; from the owner it releases it.
+      await store.remove(a, 'key', ['moving']);
+      expect(await topology.admin.get(keys.tokenOwner('key', 'moving'))).to.equal(b);
+      await store.remove(b, 'key', ['moving']);
+      expect(await topology.admin.exists(keys.tokenOwner('key', 'moving'))).to.equal(0);
+      expect(await topology.admin.exists(keys.tokens(b, 'key'))).to.equal(0);
+    });
+
+    it('market data and the tokeninfo cache', async () => {
+      const market = new MarketStore(topology.admin, keys);
+      await market.saveRatesPart('crypto', { btc: 50_000, eth: 2_000 }, new Date('2026-01-01T00:00:00Z'));
+      await market.saveRatesPart('fiat', { EUR: 0.9 }, new Date('2026-01-01T00:00:01Z'));
+      await market.saveFees([
+        { coin: 'btc', economy: 1, normal: 2, fast: 3, recommended: 2, updatedAt: 'x' },
+      ]);
+      const address = `0x${'ab'.repeat(20)}`;
+      const token = { network: 'eth', address, name: 'T', symbol: 'T', decimals: 6, logo: null };
+      await market.saveToken('eth', address, token);
+      expect((await get(api.url, '/v1/rates')).body.data.fiat).to.deep.equal({
+        EUR: 0.9,
+        BTC: 1 / 50_000,
+        ETH: 1 / 2_000,
+      });
+      expect((await get(api.url, '/v1/networkfees')).body.data).to.deep.equal([
+        { coin: 'btc', economy: 1, normal: 2, fast: 3, recommended: 2, updatedAt: 'x' },
+      ]);
+      expect((await get(api.url, `/v1/tokeninfo/eth/0x${'AB'.repeat(20)}`)).body).to.deep.equal({
+        success: true,
+        data: token,
+      });
+    });
+
+    it('queue: a submission is queued, WAIT-confirmed and delivered by the worker; the scheduler runs', async () => {
+      const worker = await startTestWorker(env);
+      try {
+        const res = await post(api.url, '/v1/contact', {
+          name: 'Ann',
+          email: 'ann@example.com',
+          message: `hi ${name}`,
+        });
+        expect(res.status).to.equal(200);
+        const { id } = res.body.data;
+        await waitFor('the job to be delivered', () =>
+          topology.admin.zscore('{bull:support}:support:completed', id).then((score) => score !== null),
+        );
+        // The worker declares its schedulers once it reaches Redis, without holding up its start.
+        const schedulers = () => topology.admin.zrange('{bull:refresh}:refresh:repeat', 0, -1);
+        await waitFor('the refresh schedulers', async () => (await schedulers()).length === 2);
+        expect(await schedulers()).to.have.members(['fees', 'rates']);
+      } finally {
+        await worker.stop();
+      }
+    });
+
+    it('push: an action reaches the pair’s current tokens through the push queue, never a token that moved', async () => {
+      const pair = `${name}-pushpair`;
+      const token = (n: string) => `fcm-device-${name}-${n}`;
+      for (const [wkIdentity, keyToken] of [
+        [pair, token('k1')],
+        [pair, token('k2')],
+        [`${name}-elsewhere`, token('k2')],
+      ]) {
+        expect((await post(api.url, '/v1/token', { wkIdentity, keyToken })).status).to.equal(200);
+      }
+      const fcm = await new FakeFcm().start();
+      const worker = await startTestWorker({
+        ...env,
+        PUSH_PROVIDER: 'fcm',
+        FCM_SERVICE_ACCOUNT_FILE: fcm.serviceAccountFile(),
+        FCM_API_URL: fcm.url,
+      });
+      try {
+        const action = { chain: 'btc', wkIdentity: pair, action: 'tx', payload: '0200abff', path: '0-0' };
+        const res = await post(api.url, '/v1/action', action);
+        expect(res.status).to.equal(200);
+        const id = pushJobId(res.body.data);
+        await waitFor(
+          'the push to be sent',
+          async () => (await topology.admin.zscore(queueKey(PUSH_QUEUE, 'completed'), id)) !== null,
+        );
+        expect(fcm.sentTo()).to.deep.equal([token('k1')]);
+      } finally {
+        await worker.stop();
+        await fcm.stop();
+      }
+    });
+
+    it('sockets: an action posted on one pod reaches the pair’s key socket on another pod through the adapter', async () => {
+      const podB = await startTestApi(env);
+      const room = `${name}-socketpair`;
+      const socket = connectClient(podB.url, 'key', { wkIdentity: room });
+      try {
+        await connected(socket);
+        const channel = `${channelPrefix('relay:', 'key')}#/#${room}#`;
+        await waitFor('the room’s sharded channel subscribed', async () =>
+          (await shardSubscribers(topology, channel)) === 1 ? true : undefined,
+        );
+        const action = { chain: 'btc', wkIdentity: room, action: 'tx', payload: '0200abff', path: '0-0' };
+        const res = await post(api.url, '/v1/action', action);
+        expect(res.status).to.equal(200);
+        await waitFor('the event', () => socket.received.length > 0);
+        expect(socket.received).to.deep.equal([{ event: 'tx', data: res.body.data }]);
+      } finally {
+        socket.close();
+        await podB.stop();
+      }
+    });
+
+    it('rate limiter: one shared budget kept in Redis', async () => {
+      const first = await get(api.url, '/v1/services');
+      const second = await get(api.url, '/v1/services');
+      const remaining = Number(first.headers.get('ratelimit-remaining'));
+      expect(Number(second.headers.get('ratelimit-remaining'))).to.equal(remaining - 1);
+      expect(Number(await topology.admin.get('relay:rl:api:127.0.0.1'))).to.equal(100_000 - remaining + 1);
+    });
+
+    if (name === 'standalone') {
+      it('REDIS_WAIT_REPLICAS=1 without a replica: a write answers 503, never 200', async () => {
+        const waiting = await startTestApi({
+          ...topology.env,
+          REDIS_WAIT_REPLICAS: '1',
+          REDIS_WAIT_TIMEOUT_MS: '50',
+        });
+        try {
+          const res = await post(waiting.url, '/v1/sync', syncRecord('unreplicated'));
+          expect(res.status).to.equal(503);
+          expect(res.body).to.deep.equal(errorBody(res, 'UNAVAILABLE'));
+          const token = await post(waiting.url, '/v1/token', { wkIdentity: 'p', keyToken: 't' });
+          expect(token.status).to.equal(503);
+        } finally {
+          await waiting.stop();
+        }
+      });
+    }
+  });
+}
