@@ -81,7 +81,7 @@ const socketJoins = new Counter({
 
 const socketEvents = new Counter({
   name: 'relay_socket_events_total',
-  help: 'Events emitted after a stored action, by action type (live: to the pair room; replay: to one socket).',
+  help: 'Action events sent by this pod, by action type (live: to its sockets of the pair room; replay: to one socket).',
   labelNames: ['type', 'delivery'] as const,
   registers: [registry],
 });

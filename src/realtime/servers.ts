@@ -44,7 +44,7 @@ export class Realtime {
   private stopping = false;
 
   constructor(private readonly deps: RealtimeDeps) {
-    this.emitter = new ActionEmitter(deps.log);
+    this.emitter = new ActionEmitter(deps.store, deps.log);
     this.clients = adapterClients(deps.config.redis.topology);
     this.cap = new SocketCap(deps.config.socketsPerIp);
   }
