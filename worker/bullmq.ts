@@ -1,7 +1,9 @@
-import { UnrecoverableError, WaitingError, type Job, type Worker } from 'bullmq';
+import { UnrecoverableError, WaitingError, type Job, type Queue, type Worker } from 'bullmq';
 import { errorFields, type LogFields, type Logger } from '../src/log.js';
 import { logBullErrors } from '../src/queue/bull-errors.js';
-import { settlesWithin } from '../src/role.js';
+import { instrumentWorker, watchQueueDepth } from '../src/metrics.js';
+import type { RedisClient } from '../src/redis/clients.js';
+import { settlesWithin, type RoleHandle } from '../src/role.js';
 
 /** After the grace period the active jobs are aborted; this long is left for releasing them. */
 export const RELEASE_MS = 2000;
@@ -48,4 +50,36 @@ export async function closeWorker(worker: Worker, graceMs: number, log: Logger):
   clearTimeout(abort);
   if (!closed) log.warn(`${worker.name} worker did not close in time`);
   return closed;
+}
+
+export interface QueueWorkerParts<T> {
+  worker: Worker<T>;
+  /** The queue handle the worker's processor uses (rate limits, depth metric); closed after the worker. */
+  queue: Queue<T>;
+  /** Fields of a job for its log lines (never its data). */
+  describe: (job: Job<T>) => LogFields;
+  /** Every Redis connection the worker's parts opened, dropped once the worker closed. */
+  connections: RedisClient[];
+  graceMs: number;
+}
+
+/**
+ * Logging, metrics and the bounded shutdown every queue worker shares. Nothing here waits for Redis: with Redis
+ * down the worker waits for it on its own, and start-up (the metrics listener's /healthz, a SIGTERM) must not.
+ */
+export function runQueueWorker<T>(parts: QueueWorkerParts<T>, log: Logger): RoleHandle {
+  const { worker, queue } = parts;
+  logWorkerEvents(worker, log, parts.describe);
+  instrumentWorker(worker);
+  const unwatch = watchQueueDepth([queue]);
+  return {
+    async stop() {
+      const closed = await closeWorker(worker, parts.graceMs, log);
+      unwatch();
+      if (!closed) return;
+      await settlesWithin(queue.close(), RELEASE_MS);
+      for (const connection of parts.connections) connection.disconnect();
+      log.info(`${worker.name} worker stopped`);
+    },
+  };
 }

@@ -2,19 +2,19 @@ import { Queue, UnrecoverableError, Worker, type Job, type MinimalJob } from 'bu
 import { actionTypeRule } from '../src/action-types.js';
 import type { Config } from '../src/config.js';
 import { errorFields, type Logger } from '../src/log.js';
-import { instrumentWorker, recordPushMessages, recordPushSkipped, watchQueueDepth } from '../src/metrics.js';
+import { recordPushMessages, recordPushSkipped } from '../src/metrics.js';
 import { createPushSender, type PushResult } from '../src/providers/push/index.js';
 import { logBullErrors } from '../src/queue/bull-errors.js';
 import { queuePrefix } from '../src/queue/prefix.js';
 import { PUSH_BACKOFF, PUSH_QUEUE, tokenDigest, type PushJob } from '../src/queue/push-jobs.js';
 import { createRedis } from '../src/redis/clients.js';
-import { settlesWithin, type RoleHandle } from '../src/role.js';
+import type { RoleHandle } from '../src/role.js';
 import { ActionStore } from '../src/store/action-store.js';
 import { keysFor } from '../src/store/keys.js';
 import { TokenStore } from '../src/store/token-store.js';
 import { WriteAck } from '../src/store/write-ack.js';
 import type { ActionRecord } from '../src/types.js';
-import { closeWorker, logWorkerEvents, releaseAtShutdown, RELEASE_MS } from './bullmq.js';
+import { releaseAtShutdown, runQueueWorker } from './bullmq.js';
 
 /** Pushes wait on the network, not the CPU: several jobs at a time keep a burst of actions moving. */
 const CONCURRENCY = 8;
@@ -167,22 +167,16 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
     concurrency: CONCURRENCY,
     settings: { backoffStrategy: pushBackoff },
   });
-  logWorkerEvents(worker, log, (job) => ({ action: job.data.action }));
-  instrumentWorker(worker);
-  const unwatch = watchQueueDepth([queue]);
-  // Not awaited: with Redis down the worker waits for it on its own, and start-up must not wait with it.
   log.info('push worker started', { queue: PUSH_QUEUE, provider: sender.name, backoff: PUSH_BACKOFF });
   if (sender.name === 'log') log.warn('PUSH_PROVIDER=log: push notifications reach no device');
-
-  return {
-    async stop() {
-      const closed = await closeWorker(worker, config.shutdownTimeoutMs, log);
-      unwatch();
-      if (!closed) return;
-      await settlesWithin(queue.close(), RELEASE_MS);
-      storeRedis.disconnect();
-      redis.disconnect();
-      log.info('push worker stopped');
+  return runQueueWorker(
+    {
+      worker,
+      queue,
+      describe: (job) => ({ action: job.data.action }),
+      connections: [storeRedis, redis],
+      graceMs: config.shutdownTimeoutMs,
     },
-  };
+    log,
+  );
 }

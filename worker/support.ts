@@ -1,7 +1,6 @@
 import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Config } from '../src/config.js';
 import type { Logger } from '../src/log.js';
-import { instrumentWorker, watchQueueDepth } from '../src/metrics.js';
 import {
   createHelpdesk,
   HelpdeskError,
@@ -12,8 +11,8 @@ import { logBullErrors } from '../src/queue/bull-errors.js';
 import { queuePrefix } from '../src/queue/prefix.js';
 import { SUPPORT_QUEUE, type SupportJob } from '../src/queue/support-jobs.js';
 import { createRedis } from '../src/redis/clients.js';
-import { settlesWithin, type RoleHandle } from '../src/role.js';
-import { closeWorker, logWorkerEvents, releaseAtShutdown, RELEASE_MS } from './bullmq.js';
+import type { RoleHandle } from '../src/role.js';
+import { releaseAtShutdown, runQueueWorker } from './bullmq.js';
 
 /** Helpdesk calls wait on the network, not the CPU: a few at a time keep a burst of forms moving. */
 const CONCURRENCY = 4;
@@ -88,22 +87,16 @@ export async function startSupportWorker(config: Config, log: Logger): Promise<R
     lockDuration: delivery.lockMs,
     stalledInterval: delivery.stalledCheckMs,
   });
-  logWorkerEvents(worker, log, (job) => ({ kind: job.data.kind }));
-  instrumentWorker(worker);
-  const unwatch = watchQueueDepth([queue]);
-  // Not awaited: with Redis down the worker waits for it on its own, and start-up (the metrics listener's
-  // /healthz, a SIGTERM) must not wait with it.
   log.info('support worker started', { queue: SUPPORT_QUEUE, provider: helpdesk.name });
   if (helpdesk.name === 'log') log.warn('HELPDESK_PROVIDER=log: support forms reach no helpdesk');
-
-  return {
-    async stop() {
-      const closed = await closeWorker(worker, config.shutdownTimeoutMs, log);
-      unwatch();
-      if (!closed) return;
-      await settlesWithin(queue.close(), RELEASE_MS);
-      redis.disconnect();
-      log.info('support worker stopped');
+  return runQueueWorker(
+    {
+      worker,
+      queue,
+      describe: (job) => ({ kind: job.data.kind }),
+      connections: [redis],
+      graceMs: config.shutdownTimeoutMs,
     },
-  };
+    log,
+  );
 }
