@@ -10,8 +10,7 @@ import {
   dataOf,
   joinsHandled,
   joinsSettled,
-  roomSubscribers,
-  waitRoomSubscribers,
+  pathSubscribers,
   type TestClient,
 } from './helpers/sockets.js';
 import { waitFor } from './helpers/wait.js';
@@ -44,22 +43,12 @@ afterEach(() => {
   for (const made of clients.splice(0)) made.close();
 });
 
-/** Connects clients that each join `room`, and waits until every join is handled and subscribed. */
+/** Connects clients that each join `room`, and waits until every join is handled (replay included). */
 async function joined(room: string, placements: { api: TestApi; side: Side }[]): Promise<TestClient[]> {
   const before = await joinsHandled();
   const made = placements.map(({ api, side }) => client(api.url, side, { wkIdentity: room }));
   await connected(...made);
   await joinsSettled(before, made.length);
-  for (const side of ['key', 'wallet'] as const) {
-    const pods = new Set(placements.filter((p) => p.side === side).map((p) => p.api));
-    // At least: pods of earlier joins to the room may subscribe too.
-    if (pods.size > 0) {
-      await waitFor(
-        `${side} room ${room} subscribed`,
-        async () => (await roomSubscribers(side, room)) >= pods.size,
-      );
-    }
-  }
   return made;
 }
 
@@ -113,8 +102,11 @@ describe('real-time events (SPEC §10)', () => {
 
   it('`leave` takes the socket out of the room', async () => {
     const [key] = await joined('pair3', [{ api: b, side: 'key' }]);
+    // A socket's events are handled in order: once the probe's join is done, the leave is too.
+    const probed = await joinsHandled();
     key!.socket.emit('leave', { wkIdentity: 'pair3' });
-    await waitRoomSubscribers('key', 'pair3', 0);
+    key!.socket.emit('join', { wkIdentity: 'pair3probe' });
+    await joinsSettled(probed, 1);
     const [later] = await joined('pair3', [{ api: b, side: 'key' }]);
     const stored = await store(a, 'pair3', 'tx');
     await waitFor('the event', () => later!.received.length > 0);
@@ -295,8 +287,8 @@ describe('real-time events (SPEC §10)', () => {
     } finally {
       await testRedis().start();
     }
-    // The adapter resubscribes by itself: the room's channel is back without a new join.
-    await waitRoomSubscribers('key', 'redis1', 1);
+    // The adapters resubscribe by themselves: the path's channel is back on both pods without a new join.
+    await waitFor('both pods subscribed again', async () => (await pathSubscribers('key')) === 2);
     await waitFor(
       'a stored action',
       async () => (await post(a.url, '/v1/action', action('redis1', 'tx'))).status === 200,

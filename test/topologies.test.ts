@@ -15,7 +15,7 @@ import {
 import { waitFor } from './helpers/wait.js';
 import { startTestWorker } from './helpers/worker.js';
 import { FakeFcm } from './helpers/fake-fcm.js';
-import { connectClient, connected } from './helpers/sockets.js';
+import { connectClient, connected, joinsHandled, joinsSettled } from './helpers/sockets.js';
 import { channelPrefix } from '../src/realtime/adapter.js';
 import { queueKey } from '../src/queue/prefix.js';
 import { PUSH_QUEUE, pushJobId } from '../src/queue/push-jobs.js';
@@ -262,12 +262,15 @@ for (const name of TOPOLOGIES) {
     it('sockets: an action posted on one pod reaches the pair’s key socket on another pod through the adapter', async () => {
       const podB = await startTestApi(env);
       const room = `${name}-socketpair`;
+      const before = await joinsHandled();
       const socket = connectClient(podB.url, 'key', { wkIdentity: room });
       try {
         await connected(socket);
-        const channel = `${channelPrefix('relay:', 'key')}#/#${room}#`;
-        await waitFor('the room’s sharded channel subscribed', async () =>
-          (await shardSubscribers(topology, channel)) === 1 ? true : undefined,
+        await joinsSettled(before, 1);
+        // Both pods subscribe to the key path's sharded channel, where the notice of a stored action goes.
+        const channel = `${channelPrefix('relay:', 'key')}#/#`;
+        await waitFor('both pods subscribed to the path’s sharded channel', async () =>
+          (await shardSubscribers(topology, channel)) >= 2 ? true : undefined,
         );
         const action = { chain: 'btc', wkIdentity: room, action: 'tx', payload: '0200abff', path: '0-0' };
         const res = await post(api.url, '/v1/action', action);

@@ -26,12 +26,13 @@ export function channelPrefix(keyPrefix: string, side: Side): string {
 
 /**
  * Sharded pub/sub (SSUBSCRIBE/SPUBLISH, Redis 7), so it keeps working on Redis Cluster. Only small notices cross
- * it (emitter.ts), so one channel per path serves every pod: per-room channels ("dynamic" mode) would cost a
- * subscription per joined pair and save nothing.
+ * it (emitter.ts), so one channel per path serves every pod: per-room channels (the sharded adapter's default
+ * "dynamic" mode) would cost a subscription per joined pair and carry nothing.
  */
 export function shardedAdapter(clients: AdapterClients, keyPrefix: string, side: Side) {
   const create = createShardedAdapter(clients.pub, clients.sub, {
     channelPrefix: channelPrefix(keyPrefix, side),
+    subscriptionMode: 'static',
   });
   // socket.io calls it with `new`: an arrow function would not do.
   return function relayAdapter(nsp: Namespace) {

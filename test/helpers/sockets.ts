@@ -63,20 +63,13 @@ export async function joinsSettled(before: number, count: number, outcome = 'joi
   await waitFor(`${count} socket joins`, async () => (await joinsHandled(outcome)) >= before + count);
 }
 
-/** How many pods' adapters subscribe to a pair room's channel on one path (what SPUBLISH reaches). */
-export async function roomSubscribers(side: Side, room: string, keyPrefix = 'relay:'): Promise<number> {
-  const reply = (await redis().call(
-    'PUBSUB',
-    'SHARDNUMSUB',
-    `${channelPrefix(keyPrefix, side)}#/#${room}#`,
-  )) as [string, number];
+/** How many pods' adapters subscribe to a path's channel (what a notice of a stored action reaches). */
+export async function pathSubscribers(side: Side, keyPrefix = 'relay:'): Promise<number> {
+  const reply = (await redis().call('PUBSUB', 'SHARDNUMSUB', `${channelPrefix(keyPrefix, side)}#/#`)) as [
+    string,
+    number,
+  ];
   return Number(reply[1]);
-}
-
-export async function waitRoomSubscribers(side: Side, room: string, pods: number): Promise<void> {
-  await waitFor(`${pods} pods subscribed to ${side} room ${room}`, async () =>
-    (await roomSubscribers(side, room)) === pods ? true : undefined,
-  );
 }
 
 export async function connected(...clients: TestClient[]): Promise<void> {
