@@ -102,7 +102,7 @@ async function latency(a: Child, b: Child, options: SocketsOptions) {
     return socket;
   });
   await until('latency sockets', () => sockets.every((s) => s.connected));
-  await settle(2000); // joins and their room subscriptions
+  await settle(2000); // every join handled
   const total = rate * seconds;
   let failed = 0;
   const posts: Promise<void>[] = [];
