@@ -1,7 +1,11 @@
 import { expect } from 'chai';
 import { WebSocket } from 'ws';
 import { ACTION_TYPES, type Side } from '../src/action-types.js';
+import { Server } from 'socket.io';
 import { registry } from '../src/metrics.js';
+import { adapterClients, shardedAdapter } from '../src/realtime/adapter.js';
+import { STORED_NOTICE } from '../src/realtime/emitter.js';
+import { waitReady } from '../src/redis/clients.js';
 import { post, get, startTestApi, type TestApi } from './helpers/api.js';
 import { redis, testRedis } from './helpers/redis.js';
 import {
@@ -140,6 +144,45 @@ describe('real-time events (SPEC §10)', () => {
     expect(await value('relay_socket_events_total', { type: 'tx', delivery: 'replay' })).to.equal(
       replayed + 1,
     );
+  });
+
+  it('a notice from another pod is delivered only while the mailbox still holds that record', async () => {
+    const stored = (await store(a, 'notice1', 'tx')) as { createdAt: string };
+    const [key] = await joined('notice1', [{ api: b, side: 'key' }]);
+    expect(key!.received).to.deep.equal([{ event: 'tx', data: stored }]); // the replay
+    // A third pod's notices, in order: an older record of the mailbox, the right time with another type, then the
+    // record it holds. Only the last is delivered (again: live events are not deduplicated, replays are).
+    const clients = adapterClients(a.config.redis.topology);
+    const third = new Server({ adapter: shardedAdapter(clients, a.config.keyPrefix, 'key') });
+    try {
+      await waitReady(clients.pub, 5000);
+      third.serverSideEmit(STORED_NOTICE, {
+        wkIdentity: 'notice1',
+        action: 'tx',
+        createdAt: '2000-01-01T00:00:00.000Z',
+      });
+      third.serverSideEmit(STORED_NOTICE, {
+        wkIdentity: 'notice1',
+        action: 'wksigningrequest',
+        createdAt: stored.createdAt,
+      });
+      third.serverSideEmit(STORED_NOTICE, {
+        wkIdentity: 'notice1',
+        action: 'tx',
+        createdAt: stored.createdAt,
+      });
+      await waitFor('the current record', () => key!.received.length === 2);
+      // Notices are handled in order, so a wrongly delivered earlier one would have arrived before this one.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(key!.received).to.deep.equal([
+        { event: 'tx', data: stored },
+        { event: 'tx', data: stored },
+      ]);
+    } finally {
+      third.close();
+      clients.pub.disconnect();
+      clients.sub.disconnect();
+    }
   });
 
   describe('replay on a key join', () => {

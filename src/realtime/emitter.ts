@@ -6,7 +6,7 @@ import type { ActionRecord } from '../types.js';
 import type { RelayServer } from './types.js';
 
 /** The server-side event that tells the other pods of a path that a pair's mailbox has a new record. */
-const STORED = 'relay:action-stored';
+export const STORED_NOTICE = 'relay:action-stored';
 
 /** What crosses Redis instead of the record: enough to find it in the mailbox and to tell it from a newer one. */
 interface StoredNotice {
@@ -40,7 +40,7 @@ export class ActionEmitter {
 
   serve(side: Side, io: RelayServer): void {
     this.servers.set(side, io);
-    io.on(STORED, (notice: unknown) => {
+    io.on(STORED_NOTICE, (notice: unknown) => {
       if (isNotice(notice)) void this.storedElsewhere(io, notice);
     });
   }
@@ -65,7 +65,7 @@ export class ActionEmitter {
         action: record.action,
         createdAt: record.createdAt,
       };
-      io.serverSideEmit(STORED, notice);
+      io.serverSideEmit(STORED_NOTICE, notice);
       this.deliver(io, record);
     } catch (err) {
       this.log.error('socket emit failed', { action: record.action, ...errorFields(err) });
