@@ -23,7 +23,10 @@ export const syncRecord = (walletIdentity: string) => ({
 
 /**
  * A real Redis topology on loopback ports, for the parametrised suites. Timeouts are small so that failovers
- * take a few seconds: cluster-node-timeout and Sentinel's down-after-milliseconds are 1000 ms.
+ * take a few seconds: cluster-node-timeout is 1000 ms, Sentinel's down-after-milliseconds 2000 ms. (At 1000 ms
+ * with a 2 s failover-timeout, one CPU-starved full run failed the Sentinel failover test with acknowledged
+ * writes missing. The cause is not confirmed; the likely one is a second, spurious failover of a stalled node,
+ * which one replica cannot survive.)
  */
 export interface TestTopology {
   name: TopologyName;
@@ -74,8 +77,8 @@ async function sentinel(): Promise<TestTopology> {
       await startPrivateRedis({
         sentinelConfig: [
           `sentinel monitor ${SENTINEL_NAME} 127.0.0.1 ${master.port} 2`,
-          `sentinel down-after-milliseconds ${SENTINEL_NAME} 1000`,
-          `sentinel failover-timeout ${SENTINEL_NAME} 2000`,
+          `sentinel down-after-milliseconds ${SENTINEL_NAME} 2000`,
+          `sentinel failover-timeout ${SENTINEL_NAME} 5000`,
           `sentinel parallel-syncs ${SENTINEL_NAME} 1`,
           '',
         ].join('\n'),
