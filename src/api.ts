@@ -42,8 +42,11 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
     actionEvents: realtime.emitter,
     readiness: {
       draining: () => draining,
-      // The socket paths are served once the adapter's Redis connections were ready (see Realtime).
-      redisAnswers: async () => realtime.serving() && redisServes(redis),
+      // The socket paths are served once the adapter's Redis connections were ready (see Realtime); the mailboxes
+      // (routes, replay, events from other pods) need their own client ready as well as the other stores'.
+      redisAnswers: async () =>
+        realtime.serving() &&
+        (await Promise.all([redisServes(redis), redisServes(bulkRedis)])).every(Boolean),
     },
   });
   app.on('error', (err: unknown) => log.error('koa error', errorFields(err)));
