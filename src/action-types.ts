@@ -1,7 +1,8 @@
 /**
- * The one table of what varies by action type (SPEC §4, §10, §11): which app it is for, whether a key app that
- * joins late gets it replayed, and the generic push text. The socket emitter, the replay on join and the push
- * worker all read it; adding a type is one row. Types not listed are stored and readable, never emitted or pushed.
+ * The one table of what varies by action type (docs/api.md, "Action types"): which app it is for, whether a key
+ * app that joins late gets it replayed, and the generic push text. The socket emitter, the replay on join and
+ * the push worker all read it; adding a type is one row, here or (without a release) in ACTION_TYPES_EXTRA,
+ * merged in at start-up. Types not listed are stored and readable, never emitted or pushed.
  */
 export type Side = 'key' | 'wallet';
 
@@ -10,8 +11,19 @@ export interface ActionTypeRule {
   side: Side;
   /** Replayed to a key socket that joins while the mailbox holds it (only requests to the key are). */
   replay: boolean;
-  /** Push notification text: generic on purpose, push services are third parties (no amounts, no identities). */
-  push: { title: string; body: string };
+  /**
+   * Push notification text, or null for a type that is emitted but never pushed. Generic on purpose: push
+   * services are third parties (no amounts, no identities).
+   */
+  push: { title: string; body: string } | null;
+}
+
+/** A row of ACTION_TYPES_EXTRA as the operator writes it. */
+export interface ExtraActionType {
+  type: string;
+  to: Side;
+  replay: boolean;
+  push: { title: string; body: string } | null;
 }
 
 const toKey = (title: string): ActionTypeRule => ({
@@ -26,11 +38,14 @@ const toWallet = (title: string): ActionTypeRule => ({
   push: { title, body: 'Open your wallet to continue' },
 });
 
-export const ACTION_TYPES: Readonly<Record<string, ActionTypeRule>> = Object.freeze({
+/** The built-in rows: the types the wallet and key apps send. */
+export const BUILT_IN_ACTION_TYPES: Readonly<Record<string, ActionTypeRule>> = Object.freeze({
   tx: toKey('Transaction request'),
   publicnoncesrequest: toKey('Key synchronization request'),
   evmsigningrequest: toKey('Signing request'),
   wksigningrequest: toKey('Signing request'),
+  recoveryrequest: toKey('Wallet recovery request'),
+  chainsyncrequest: toKey('Chain synchronization request'),
   txid: toWallet('Transaction signed'),
   txrejected: toWallet('Transaction rejected'),
   publicnonces: toWallet('Key synchronization received'),
@@ -39,9 +54,25 @@ export const ACTION_TYPES: Readonly<Record<string, ActionTypeRule>> = Object.fre
   evmsigningrejected: toWallet('Request rejected'),
   wksigned: toWallet('Request signed'),
   wksigningrejected: toWallet('Request rejected'),
+  recoveryresponse: toWallet('Wallet recovery approved'),
+  recoverydenied: toWallet('Wallet recovery denied'),
+  chainsyncrejected: toWallet('Chain synchronization rejected'),
 });
+
+const table: Record<string, ActionTypeRule> = { ...BUILT_IN_ACTION_TYPES };
+
+/** The table in use: the built-in rows and the operator's (addActionTypes). */
+export const ACTION_TYPES: Readonly<Record<string, ActionTypeRule>> = table;
+
+/**
+ * Merges the operator's rows into the table; called once at start-up with the validated ACTION_TYPES_EXTRA
+ * (config.ts refuses a row that names a built-in type). Repeating a row is harmless.
+ */
+export function addActionTypes(rows: readonly ExtraActionType[]): void {
+  for (const row of rows) table[row.type] = { side: row.to, replay: row.replay, push: row.push };
+}
 
 /** The rule for a type, or undefined for types the relay only stores. */
 export function actionTypeRule(action: string): ActionTypeRule | undefined {
-  return Object.hasOwn(ACTION_TYPES, action) ? ACTION_TYPES[action] : undefined;
+  return Object.hasOwn(table, action) ? table[action] : undefined;
 }

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { addActionTypes } from './action-types.js';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { answerClientErrors } from './http/client-errors.js';
@@ -19,6 +20,7 @@ export interface ApiHandle extends RoleHandle {
 
 /** Starts the API role: its own Redis clients, the Koa app and an HTTP server with bounded timeouts. */
 export async function startApi(config: Config, log: Logger): Promise<ApiHandle> {
+  addActionTypes(config.actionTypesExtra);
   const redis = createRedis(config.redis.topology, 'store');
   const bulkRedis = createRedis(config.redis.topology, 'bulk');
   const limiterRedis = createRedis(config.redis.topology, 'limiter');

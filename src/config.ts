@@ -1,6 +1,10 @@
 import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { BUILT_IN_ACTION_TYPES, type ExtraActionType } from './action-types.js';
 import { EVM_CHAINS, MEMPOOL_FEE_CHAINS, UTXO_CHAINS, type EvmChain } from './chains.js';
+import { AppError } from './http/errors.js';
+import { validator } from './http/validate.js';
+import { actionTypesExtra } from './schemas/action-types.js';
 
 /** The only reader of process.env: one typed, validated object built at start-up. */
 export interface Config {
@@ -31,8 +35,10 @@ export interface Config {
   push: PushConfig;
   market: MarketConfig;
   sign: { perMinute: number; onramperSecret: string | undefined };
-  /** Open socket.io connections per client IP on one pod (SPEC §10). */
+  /** Open socket.io connections per client IP on one pod. */
   socketsPerIp: number;
+  /** Operator rows merged into the action-type table at start-up (ACTION_TYPES_EXTRA). */
+  actionTypesExtra: ExtraActionType[];
 }
 
 export type Role = 'api' | 'worker' | 'all';
@@ -300,6 +306,35 @@ function withConfigFile(source: Source): Source {
 
 const SERVICE_ACCOUNT_VAR = 'FCM_SERVICE_ACCOUNT_FILE';
 
+const parseActionTypesExtra = validator<ExtraActionType[]>('config', actionTypesExtra);
+
+/** ACTION_TYPES_EXTRA: a JSON array of rows, each adding a type; a built-in type may not be changed. */
+function readActionTypesExtra(env: EnvReader): ExtraActionType[] {
+  const name = 'ACTION_TYPES_EXTRA';
+  const value = env.optional(name);
+  if (value === undefined) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new ConfigError(`${name} must be a JSON array (it is not valid JSON)`);
+  }
+  let rows: ExtraActionType[];
+  try {
+    rows = parseActionTypesExtra(parsed);
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    const first = err.details?.[0];
+    const where = first ? `${first.field.replace(/^\/config/, '') || '/'} ${first.message}` : 'is invalid';
+    throw new ConfigError(
+      `${name} must be an array of { type, to: "key"|"wallet", replay, push: { title, body } | null }: ${where}`,
+    );
+  }
+  const builtIn = rows.find((row) => Object.hasOwn(BUILT_IN_ACTION_TYPES, row.type));
+  if (builtIn) throw new ConfigError(`${name} may not change the built-in type "${builtIn.type}"`);
+  return rows;
+}
+
 /** A Google service-account key file, or a ConfigError naming FCM_SERVICE_ACCOUNT_FILE (never its contents). */
 function readServiceAccount(file: string): ServiceAccount {
   const bad = (why: string) => new ConfigError(`${SERVICE_ACCOUNT_VAR} ${file} ${why}`);
@@ -496,6 +531,7 @@ function read(env: EnvReader): Config {
       onramperSecret: env.optional('ONRAMPER_SECRET'),
     },
     socketsPerIp: env.int('SOCKETS_PER_IP', 50, 1, 1_000_000),
+    actionTypesExtra: readActionTypesExtra(env),
   };
 }
 

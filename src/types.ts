@@ -7,6 +7,12 @@ export interface SyncRecord {
   wkIdentity: string;
   generatedAddress?: string;
   publicNonces?: string[];
+  walletXpub?: string;
+  keyIdentity?: string;
+  redeemScript?: string;
+  witnessScript?: string;
+  recoveryXpub?: string;
+  xpubSignature?: string;
 }
 
 export interface Utxo {
@@ -28,6 +34,8 @@ export interface ActionRequest {
 }
 
 export interface ActionRecord extends ActionRequest {
+  /** A random identifier of this stored record, new on every POST: what deliveries and push jobs go by. */
+  id: string;
   createdAt: string;
   expiresAt: string;
 }

@@ -1,3 +1,4 @@
+import { addActionTypes } from '../src/action-types.js';
 import type { Config } from '../src/config.js';
 import type { Logger } from '../src/log.js';
 import type { RoleHandle } from '../src/role.js';
@@ -12,6 +13,7 @@ const SUB_WORKERS: SubWorker[] = [startSupportWorker, startPushWorker, startRefr
 
 /** The worker role: BullMQ workers and job schedulers on the shared Redis. */
 export async function startWorker(config: Config, log: Logger): Promise<RoleHandle> {
+  addActionTypes(config.actionTypesExtra);
   const started: RoleHandle[] = [];
   const stopAll = () => Promise.allSettled(started.map((handle) => handle.stop()));
   try {

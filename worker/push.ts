@@ -48,8 +48,7 @@ export function pushBackoff(attemptsMade: number, _type?: string, err?: Error, j
 function skipReason(stored: string | null, job: PushJob, nowMs: number): SkipReason | undefined {
   if (Date.parse(job.expiresAt) <= nowMs) return 'expired';
   if (stored === null) return 'expired';
-  const record = JSON.parse(stored) as ActionRecord;
-  return record.createdAt === job.createdAt && record.action === job.action ? undefined : 'superseded';
+  return (JSON.parse(stored) as ActionRecord).id === job.id ? undefined : 'superseded';
 }
 
 interface Tally {
@@ -115,7 +114,7 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
     const { wkIdentity, action } = job.data;
     const fields = { jobId: job.id, action, provider: sender.name, attempt: job.attemptsMade + 1 };
     const rule = actionTypeRule(action);
-    if (!rule) throw new UnrecoverableError('the action type has no push');
+    if (!rule?.push) throw new UnrecoverableError('the action type has no push');
 
     const skip = skipReason(await actions.readJson(wkIdentity), job.data, Date.now());
     if (skip) {

@@ -74,10 +74,11 @@ const MESSAGES: Record<Location, string> = {
   params: 'A path parameter is invalid.',
   query: 'A query parameter is invalid.',
   event: 'A field of the socket event is invalid.',
+  config: 'A configuration value is invalid.',
 };
 
-/** Where the value came from: a part of an HTTP request, or the data of a socket.io event. */
-export type Location = 'body' | 'params' | 'query' | 'event';
+/** Where the value came from: a part of an HTTP request, the data of a socket.io event, or a JSON variable. */
+export type Location = 'body' | 'params' | 'query' | 'event' | 'config';
 
 function detail(location: Location, error: ErrorObject): ErrorDetail {
   const missing = error.keyword === 'required' ? `/${String(error.params.missingProperty)}` : '';

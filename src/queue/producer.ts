@@ -112,11 +112,11 @@ export class PushProducer {
   }
 
   async enqueue(record: ActionRecord, log: Logger): Promise<void> {
-    if (actionTypeRule(record.action) === undefined) return;
-    const { wkIdentity, action, createdAt, expiresAt } = record;
+    if (!actionTypeRule(record.action)?.push) return;
+    const { id, wkIdentity, action, expiresAt } = record;
     const jobId = pushJobId(record);
     try {
-      await this.jobs.add(action, { wkIdentity, action, createdAt, expiresAt, done: [] }, jobId);
+      await this.jobs.add(action, { id, wkIdentity, action, expiresAt, done: [] }, jobId);
     } catch (err) {
       recordPushEnqueueMiss();
       log.warn('push job not queued', { jobId, action, ...errorFields(err) });

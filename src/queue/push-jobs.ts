@@ -15,17 +15,20 @@ export const PUSH_BACKOFF = 'push';
  * failed for good), so a retry goes only to the tokens that failed temporarily.
  */
 export interface PushJob {
+  /** The announced record's id. */
+  id: string;
   wkIdentity: string;
   action: string;
-  createdAt: string;
   expiresAt: string;
   done: string[];
 }
 
-/** Same stored record, same id: a repeated enqueue finds the job already there and sends nothing twice. */
-export function pushJobId(record: Pick<ActionRecord, 'wkIdentity' | 'action' | 'createdAt'>): string {
-  const fields = [record.wkIdentity, record.action, record.createdAt];
-  return `push-${createHash('sha256').update(JSON.stringify(fields)).digest('hex')}`;
+/**
+ * Same stored record, same job id: a repeated enqueue finds the job already there and sends nothing twice, and
+ * two records, however close in time, are two jobs. Record ids are base64url, which BullMQ ids may hold.
+ */
+export function pushJobId(record: Pick<ActionRecord, 'id'>): string {
+  return `push-${record.id}`;
 }
 
 /** How a token is remembered in job data (`done`): never the token itself, job data is visible to operators. */

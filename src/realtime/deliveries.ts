@@ -1,33 +1,41 @@
-import { actionTypeRule } from '../action-types.js';
+import { socketMetrics } from '../metrics.js';
 import type { ActionRecord } from '../types.js';
-import type { RelaySocket } from './types.js';
+import type { RelayServer, RelaySocket } from './types.js';
 
 /**
- * A pair's mailbox holds one record, replaced by each POST, so a socket needs only its last few deliveries to
- * tell whether a replay would repeat one; the bound keeps a long-lived socket's memory flat.
+ * Ids of the records a connection was sent. A record reaches a connection by up to three ways (the live event,
+ * the replay on join, the replay after an adapter gap) in any order; only the first one sends it, so the app
+ * never prompts the user twice. Records are replaced within seconds and the replays send only the mailbox's
+ * current one, so the last few ids are enough; the bound keeps a long-lived socket's memory flat.
  */
-const REMEMBERED = 8;
+const REMEMBERED = 32;
 
-const keyOf = (record: ActionRecord) => `${record.wkIdentity}\n${record.createdAt}\n${record.action}`;
+export type Delivery = 'live' | 'replay';
 
-function isActionRecord(event: string, data: unknown): data is ActionRecord {
-  return actionTypeRule(event) !== undefined && typeof data === 'object' && data !== null;
+/** Sends `record` to this connection unless it already had it; true when sent. */
+export function sendOnce(socket: RelaySocket, record: ActionRecord, delivery: Delivery): boolean {
+  const sent = (socket.data.delivered ??= new Set<string>());
+  if (sent.has(record.id)) return false;
+  sent.add(record.id);
+  if (sent.size > REMEMBERED) sent.delete(sent.values().next().value!);
+  socket.emit(record.action, record);
+  socketMetrics.emitted(record.action, delivery);
+  return true;
 }
 
-/**
- * Remembers every action record this socket is sent, live (room broadcasts, from any pod) or replayed: the
- * outgoing hook sees both, so a replay after a live event, or a second join, never prompts the user twice.
- */
-export function trackDeliveries(socket: RelaySocket): void {
-  const delivered = new Set<string>();
-  socket.data.delivered = delivered;
-  socket.onAnyOutgoing((event: string, data: unknown) => {
-    if (!isActionRecord(event, data)) return;
-    delivered.add(keyOf(data));
-    if (delivered.size > REMEMBERED) delivered.delete(delivered.values().next().value!);
-  });
+/** The sockets of a pair's room on this pod. */
+export function roomSockets(io: RelayServer, wkIdentity: string): RelaySocket[] {
+  const ids = io.sockets.adapter.rooms.get(wkIdentity);
+  if (!ids) return [];
+  const sockets: RelaySocket[] = [];
+  for (const id of ids) {
+    const socket = io.sockets.sockets.get(id);
+    if (socket) sockets.push(socket);
+  }
+  return sockets;
 }
 
-export function wasDelivered(socket: RelaySocket, record: ActionRecord): boolean {
-  return socket.data.delivered?.has(keyOf(record)) ?? false;
+/** Delivers `record` to every socket of its room on this pod that did not have it yet. */
+export function deliverToRoom(io: RelayServer, record: ActionRecord, delivery: Delivery): void {
+  for (const socket of roomSockets(io, record.wkIdentity)) sendOnce(socket, record, delivery);
 }

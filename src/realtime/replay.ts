@@ -1,14 +1,17 @@
 import { actionTypeRule } from '../action-types.js';
 import { errorFields, type Logger } from '../log.js';
-import { socketMetrics } from '../metrics.js';
 import type { ActionStore } from '../store/action-store.js';
 import type { ActionRecord } from '../types.js';
-import { wasDelivered } from './deliveries.js';
-import type { RelaySocket } from './types.js';
+import { roomSockets, sendOnce } from './deliveries.js';
+import type { RelayServer, RelaySocket } from './types.js';
+
+/** How many rooms' mailboxes one recovery reads at a time. */
+const RECOVERY_READS = 16;
 
 /**
- * SPEC §10 replay: a key app coming back to the foreground gets the request it missed, on its own socket only,
- * unless the record expired, is not one the table replays, or this connection already had it.
+ * Replay (docs/api.md, "Delivery guarantee"): a key app coming back to the foreground gets the request it
+ * missed, on its own socket only, unless the record expired, is not one the table replays, or this connection
+ * already had it. After an adapter gap the pod does the same for every key room it holds.
  */
 export class Replay {
   constructor(
@@ -17,19 +20,40 @@ export class Replay {
   ) {}
 
   async toSocket(socket: RelaySocket, wkIdentity: string): Promise<void> {
+    const record = await this.pending(wkIdentity);
+    if (record && socket.connected) sendOnce(socket, record, 'replay');
+  }
+
+  /**
+   * The pod's adapter subscription was interrupted (Redis restart, failover of its shard): notices published
+   * meanwhile never reached it. Every key room it holds gets the pair's current key-bound record; the sockets
+   * that had it already are skipped by its id.
+   */
+  async toRooms(io: RelayServer): Promise<void> {
+    const rooms = [...io.sockets.adapter.rooms.keys()].filter((room) => !io.sockets.sockets.has(room));
+    for (let i = 0; i < rooms.length; i += RECOVERY_READS) {
+      await Promise.all(
+        rooms.slice(i, i + RECOVERY_READS).map(async (wkIdentity) => {
+          const record = await this.pending(wkIdentity);
+          if (record) for (const socket of roomSockets(io, wkIdentity)) sendOnce(socket, record, 'replay');
+        }),
+      );
+    }
+  }
+
+  /** The mailbox's record if it is one to replay and has not expired. */
+  private async pending(wkIdentity: string): Promise<ActionRecord | undefined> {
     let json: string | null;
     try {
       json = await this.store.readJson(wkIdentity);
     } catch (err) {
       // Without Redis there is nothing to replay; the app still reads the mailbox through GET once it is back.
       this.log.warn('replay skipped: mailbox unreadable', errorFields(err));
-      return;
+      return undefined;
     }
-    if (json === null || !socket.connected) return;
+    if (json === null) return undefined;
     const record = JSON.parse(json) as ActionRecord;
-    if (!actionTypeRule(record.action)?.replay) return;
-    if (Date.parse(record.expiresAt) <= Date.now() || wasDelivered(socket, record)) return;
-    socket.emit(record.action, record);
-    socketMetrics.emitted(record.action, 'replay');
+    if (!actionTypeRule(record.action)?.replay) return undefined;
+    return Date.parse(record.expiresAt) > Date.now() ? record : undefined;
   }
 }

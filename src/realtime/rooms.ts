@@ -18,16 +18,22 @@ export interface RoomDeps {
   log: Logger;
 }
 
-/** A room per pair: its wkIdentity. Anything the socket sends but `join` and `leave` has no listener: ignored. */
+/**
+ * A room per pair: its wkIdentity. Anything the socket sends but `join` and `leave` has no listener: ignored.
+ *
+ * A socket's room operations run one after another in the order they arrived: a `join` waits for the Redis
+ * join budget, and a `leave` sent right after it must not overtake it (the join would then add the socket to a
+ * room the app believes it left).
+ */
 export function handleRooms(socket: RelaySocket, deps: RoomDeps): void {
-  socket.on('join', (data: unknown) => {
-    join(socket, data, deps).catch((err: unknown) => deps.log.error('socket join failed', errorFields(err)));
-  });
-  socket.on('leave', (data: unknown) => {
-    // A bad leave has nothing to undo; only a bad join is worth disconnecting for (SPEC §10).
-    const wkIdentity = roomOf(data);
-    if (wkIdentity !== undefined) void socket.leave(wkIdentity);
-  });
+  let queue: Promise<void> = Promise.resolve();
+  const inOrder = (operation: () => Promise<void>, what: string) => {
+    queue = queue
+      .then(operation)
+      .catch((err: unknown) => deps.log.error(`socket ${what} failed`, errorFields(err)));
+  };
+  socket.on('join', (data: unknown) => inOrder(() => join(socket, data, deps), 'join'));
+  socket.on('leave', (data: unknown) => inOrder(() => leave(socket, data), 'leave'));
 }
 
 function roomOf(data: unknown): string | undefined {
@@ -38,7 +44,15 @@ function roomOf(data: unknown): string | undefined {
   }
 }
 
+async function leave(socket: RelaySocket, data: unknown): Promise<void> {
+  // A bad leave has nothing to undo; only a bad join is worth disconnecting for.
+  const wkIdentity = roomOf(data);
+  if (wkIdentity !== undefined) await socket.leave(wkIdentity);
+}
+
+/** Validate, charge the join budget, join the room, replay: one step after the other. */
 async function join(socket: RelaySocket, data: unknown, deps: RoomDeps): Promise<void> {
+  if (!socket.connected) return;
   const wkIdentity = roomOf(data);
   if (wkIdentity === undefined) {
     socketMetrics.joined(deps.side, 'invalid');
@@ -54,7 +68,7 @@ async function join(socket: RelaySocket, data: unknown, deps: RoomDeps): Promise
     socket.disconnect(true);
     return;
   }
-  // A socket that left while its join waited for Redis must not be added to a room it would never leave.
+  // A socket that disconnected while its join waited for Redis must not be added to a room it would never leave.
   if (!socket.connected) return;
   await socket.join(wkIdentity);
   await deps.replay?.toSocket(socket, wkIdentity);

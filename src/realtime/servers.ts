@@ -11,7 +11,6 @@ import { waitReady } from '../redis/clients.js';
 import { settlesWithin } from '../role.js';
 import type { ActionStore } from '../store/action-store.js';
 import { adapterClients, shardedAdapter, type AdapterClients } from './adapter.js';
-import { trackDeliveries } from './deliveries.js';
 import { ActionEmitter } from './emitter.js';
 import { Replay } from './replay.js';
 import { handleRooms } from './rooms.js';
@@ -44,7 +43,7 @@ export class Realtime {
   private stopping = false;
 
   constructor(private readonly deps: RealtimeDeps) {
-    this.emitter = new ActionEmitter(deps.store, deps.log);
+    this.emitter = new ActionEmitter(deps.log);
     this.clients = adapterClients(deps.config.redis.topology);
     this.cap = new SocketCap(deps.config.socketsPerIp);
   }
@@ -90,13 +89,29 @@ export class Realtime {
         socket.data.ip = this.ip(socket.request);
         socketMetrics.connected(side, 1);
         socket.once('disconnect', () => socketMetrics.connected(side, -1));
-        if (replay) trackDeliveries(socket);
         handleRooms(socket, { side, joins, replay, log: this.deps.log });
       });
       this.emitter.serve(side, io);
+      if (replay) this.replayAfterGaps(io, replay);
       this.servers.push(io);
     }
     this.deps.log.info('sockets serving', { paths: SIDES.map((side) => `/v1/socket/${side}`) });
+  }
+
+  /**
+   * The adapter's subscriber reconnected (a Redis restart, a Sentinel failover: `ready` again; a failover of a
+   * cluster shard: its sharded subscriber replaced, `subscribersReady`). Notices published meanwhile never came,
+   * so the pod replays each key room's current record; sockets that had it already are skipped by its id.
+   */
+  private replayAfterGaps(io: RelayServer, replay: Replay): void {
+    const recovered = () =>
+      setImmediate(() => {
+        if (this.stopping) return;
+        this.deps.log.info('socket adapter resubscribed; replaying pending requests');
+        replay.toRooms(io).catch((err: unknown) => this.deps.log.error('replay failed', errorFields(err)));
+      });
+    this.clients.sub.on('ready', recovered);
+    this.clients.sub.on('subscribersReady', recovered);
   }
 
   private ip(req: IncomingMessage): string {

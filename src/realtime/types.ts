@@ -4,7 +4,7 @@ import type { DefaultEventsMap, Server, Socket } from 'socket.io';
 export interface SocketData {
   /** The client address by the HTTP rule (TRUST_PROXY_HOPS), for the per-IP join budget. */
   ip: string;
-  /** Keys of the action records sent to this socket (key path only): see deliveries.ts. */
+  /** Ids of the last action records sent to this connection: see deliveries.ts. */
   delivered?: Set<string>;
 }
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { ACTION_BODY_LIMIT, jsonBody } from '../http/body.js';
@@ -15,6 +16,8 @@ const parseParams = validator<{ id: string }>('params', idParams);
 
 function toRecord(body: ActionRequest, ttlSeconds: number, now = Date.now()): ActionRecord {
   return {
+    // 128 random bits: two POSTs in one millisecond are still two records.
+    id: randomBytes(16).toString('base64url'),
     chain: body.chain,
     wkIdentity: body.wkIdentity,
     action: body.action,
@@ -28,7 +31,7 @@ function toRecord(body: ActionRequest, ttlSeconds: number, now = Date.now()): Ac
 
 /** What happens once an action is stored; must neither throw nor delay the response. */
 export interface ActionEvents {
-  stored(record: ActionRecord): void;
+  stored(record: ActionRecord, json: string): void;
 }
 
 /** `writeBudget` charges each POST's body to the client's byte budget (see http/rate-limit.ts). */
@@ -44,7 +47,7 @@ export function actionRoutes(
     const record = toRecord(parseBody(ctx.request.body), ttlSeconds);
     const stored = await store.save(record);
     // The emit runs after this handler's awaits (setImmediate), so it never delays or fails the answer.
-    events.stored(record);
+    events.stored(record, stored);
     // Only after the write, so a job always names a record that was stored; it never fails the request.
     await pushes.enqueue(record, ctx.state.log);
     okJson(ctx, stored);

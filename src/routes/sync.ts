@@ -12,16 +12,30 @@ import type { SyncRecord } from '../types.js';
 const parseBody = validator<SyncRecord>('body', syncBody);
 const parseParams = validator<{ id: string }>('params', idParams);
 
-/** The stored record: exactly the specification's fields that were given, in its order. */
+/** The optional fields, in the order the record keeps them. */
+const OPTIONAL_FIELDS = [
+  'generatedAddress',
+  'publicNonces',
+  'walletXpub',
+  'keyIdentity',
+  'redeemScript',
+  'witnessScript',
+  'recoveryXpub',
+  'xpubSignature',
+] as const satisfies readonly (keyof SyncRecord)[];
+
+/** The stored record: exactly the documented fields that were given, in their documented order. */
 function toRecord(body: SyncRecord): SyncRecord {
-  return {
+  const record: SyncRecord = {
     chain: body.chain,
     walletIdentity: body.walletIdentity,
     keyXpub: body.keyXpub,
     wkIdentity: body.wkIdentity,
-    ...(body.generatedAddress !== undefined ? { generatedAddress: body.generatedAddress } : {}),
-    ...(body.publicNonces !== undefined ? { publicNonces: body.publicNonces } : {}),
   };
+  for (const field of OPTIONAL_FIELDS) {
+    if (body[field] !== undefined) Object.assign(record, { [field]: body[field] });
+  }
+  return record;
 }
 
 /** `writeBudget` charges each POST's body to the client's byte budget (see http/rate-limit.ts). */
