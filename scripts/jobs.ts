@@ -1,5 +1,6 @@
 /**
- * Operators' view of the support queue: `npm run jobs -- failed | retry <id> | retry-all`.
+ * Operators' view of the relay's queues (support, push, refresh) under this deployment's KEY_PREFIX:
+ * `npm run jobs -- [--queue <name>] failed | retry <id> | retry-all`; without `--queue`, every queue.
  * Prints ids, states, attempts and failure reasons only: a job's data is personal data (read its hash with
  * redis-cli when you must, see docs/operations.md).
  */
@@ -7,7 +8,9 @@ import { Queue, type Job } from 'bullmq';
 import { once } from 'node:events';
 import { ConfigError, loadConfig, type Config, type RedisTopology } from '../src/config.js';
 import { queuePrefix } from '../src/queue/prefix.js';
+import { PUSH_QUEUE } from '../src/queue/push-jobs.js';
 import { SUPPORT_QUEUE } from '../src/queue/support-jobs.js';
+import { REFRESH_QUEUE } from '../worker/refresh.js';
 import { createRedis, waitReady } from '../src/redis/clients.js';
 import { redisAddress } from '../src/redis/outage-log.js';
 
@@ -18,7 +21,8 @@ const TOPOLOGY_VARIABLE: Record<RedisTopology['kind'], string> = {
   sentinel: 'REDIS_SENTINELS',
   cluster: 'REDIS_CLUSTER_NODES',
 };
-const USAGE = 'usage: npm run jobs -- failed | retry <job id> | retry-all';
+const QUEUES = [SUPPORT_QUEUE, PUSH_QUEUE, REFRESH_QUEUE];
+const USAGE = `usage: npm run jobs -- [--queue ${QUEUES.join('|')}] failed | retry <job id> | retry-all`;
 const CONNECT_TIMEOUT_MS = 5000;
 
 function describe(job: Job): string {
@@ -40,32 +44,41 @@ async function retry(job: Job): Promise<void> {
   await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
 }
 
-async function run(queue: Queue, command: Command, id: string | undefined): Promise<number> {
+async function run(queues: Queue[], command: Command, id: string | undefined): Promise<number> {
   const write = (line: string) => process.stdout.write(line + '\n');
   switch (command) {
     case 'failed': {
-      const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed');
-      write(
-        Object.entries(counts)
-          .map(([state, n]) => `${state} ${n}`)
-          .join(', '),
-      );
-      for (const job of await failedJobs(queue)) write(describe(job));
+      for (const queue of queues) {
+        const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed');
+        write(
+          `${queue.name}: ` +
+            Object.entries(counts)
+              .map(([state, n]) => `${state} ${n}`)
+              .join(', '),
+        );
+        for (const job of await failedJobs(queue)) write(describe(job));
+      }
       return 0;
     }
     case 'retry': {
-      const job = await queue.getJob(id!);
-      if (!job) return fail(`no job ${id}`);
-      const state = await job.getState();
-      if (state !== 'failed') return fail(`job ${id} is ${state}, not failed`);
-      await retry(job);
-      write(`retrying ${id}`);
-      return 0;
+      // Job ids name their kind (push-…, ticket-…, contact-…), so one id is in one queue at most.
+      for (const queue of queues) {
+        const job = await queue.getJob(id!);
+        if (!job) continue;
+        const state = await job.getState();
+        if (state !== 'failed') return fail(`job ${id} is ${state}, not failed`);
+        await retry(job);
+        write(`retrying ${id}`);
+        return 0;
+      }
+      return fail(`no job ${id}`);
     }
     case 'retry-all': {
-      const jobs = await failedJobs(queue);
-      for (const job of jobs) await retry(job);
-      write(`retrying ${jobs.length} failed job(s)`);
+      for (const queue of queues) {
+        const jobs = await failedJobs(queue);
+        for (const job of jobs) await retry(job);
+        write(`${queue.name}: retrying ${jobs.length} failed job(s)`);
+      }
       return 0;
     }
   }
@@ -78,11 +91,24 @@ function fail(message: string): number {
 
 type Command = 'failed' | 'retry' | 'retry-all';
 
+interface Args {
+  queues: string[];
+  command: Command;
+  id?: string;
+}
+
 /** The command line, checked before anything connects: a mistake gets the usage whether Redis answers or not. */
-function parseArgs([command, id, ...extra]: string[]): { command: Command; id?: string } | undefined {
+function parseArgs(argv: string[]): Args | undefined {
+  let queues = QUEUES;
+  if (argv[0] === '--queue') {
+    if (!QUEUES.includes(argv[1]!)) return undefined;
+    queues = [argv[1]!];
+    argv = argv.slice(2);
+  }
+  const [command, id, ...extra] = argv;
   if (extra.length > 0) return undefined;
-  if (command === 'retry') return id ? { command, id } : undefined;
-  if ((command === 'failed' || command === 'retry-all') && id === undefined) return { command };
+  if (command === 'retry') return id ? { queues, command, id } : undefined;
+  if ((command === 'failed' || command === 'retry-all') && id === undefined) return { queues, command };
   return undefined;
 }
 
@@ -110,16 +136,19 @@ async function main(): Promise<number> {
     }
     // No version check: its plain-text eviction warning would mix into this output. Without an error listener
     // BullMQ prints raw stacks; a failure reaches the operator through the command that failed.
-    const queue = new Queue(SUPPORT_QUEUE, {
-      connection: redis,
-      prefix: queuePrefix(SUPPORT_QUEUE),
-      skipVersionCheck: true,
+    const queues = args.queues.map((name) => {
+      const queue = new Queue(name, {
+        connection: redis,
+        prefix: queuePrefix(config.keyPrefix, name),
+        skipVersionCheck: true,
+      });
+      queue.on('error', () => undefined);
+      return queue;
     });
-    queue.on('error', () => undefined);
     try {
-      return await run(queue, args.command, args.id);
+      return await run(queues, args.command, args.id);
     } finally {
-      await queue.close();
+      await Promise.all(queues.map((queue) => queue.close()));
     }
   } catch (err) {
     return fail(`jobs: ${(err as Error).message}`);

@@ -4,8 +4,10 @@
  * - push-token sets `<prefix>tokens:<side>:<id>` → `<prefix>tokens:<side>:{<id>}`, merged into whatever the new
  *   relay already registered there (the newer registration time wins); owner entries keep their names and, when
  *   moving to another Redis, are copied unless the new relay already wrote one;
- * - BullMQ jobs under `bull:<queue>:…` → `{bull:<queue>}:<queue>:…`, re-added with their ids, data and options
- *   (a job already moved is not added twice); job-scheduler runs are skipped: the new workers schedule their own.
+ * - BullMQ jobs of the earlier layouts, `bull:<queue>:…` and `{bull:<queue>}:<queue>:…` (before queues moved
+ *   under KEY_PREFIX), → `<KEY_PREFIX>{bull:<queue>}:<queue>:…`, re-added with their ids, data and options (a job
+ *   already moved is not added twice); job-scheduler runs are skipped: the new workers schedule their own. The
+ *   earlier layouts had no deployment prefix: run it for one deployment only where several share a Redis.
  *
  * `npm run migrate-keys -- [--from redis://old-redis:6379] [--retry-failed] [--dry-run]`
  * The target is the configured topology (REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES); the source is
@@ -21,7 +23,15 @@ import { queuePrefix } from '../src/queue/prefix.js';
 import { createRedis, waitReady, type RedisClient } from '../src/redis/clients.js';
 import { TOKEN_SIDES } from '../src/store/keys.js';
 
-const OLD_QUEUE_PREFIX = 'bull';
+/** The queue prefixes of the earlier layouts, and a pattern of each one's queue meta keys. */
+const OLD_QUEUE_LAYOUTS = [
+  { prefix: () => 'bull', metaPattern: 'bull:*:meta', nameOf: (key: string) => key.split(':')[1]! },
+  {
+    prefix: (name: string) => `{bull:${name}}`,
+    metaPattern: '{bull:*}:*:meta',
+    nameOf: (key: string) => key.slice(key.indexOf('}:') + 2, -':meta'.length),
+  },
+];
 const MOVED_STATES = ['waiting', 'paused', 'prioritized', 'delayed', 'active', 'waiting-children'] as const;
 
 /** Every key matching `pattern`, from every master of a cluster. */
@@ -80,9 +90,15 @@ function remainingDelay(job: Job): number {
   return Math.max(0, job.timestamp + (job.opts.delay ?? 0) - Date.now());
 }
 
-async function migrateQueue(source: RedisClient, target: RedisClient, name: string, options: Flags) {
-  const old = new Queue(name, { connection: source, prefix: OLD_QUEUE_PREFIX });
-  const next = new Queue(name, { connection: target, prefix: queuePrefix(name) });
+async function migrateQueue(
+  source: RedisClient,
+  target: RedisClient,
+  name: string,
+  oldPrefix: string,
+  options: Flags & { keyPrefix: string },
+) {
+  const old = new Queue(name, { connection: source, prefix: oldPrefix });
+  const next = new Queue(name, { connection: target, prefix: queuePrefix(options.keyPrefix, name) });
   const states = options.retryFailed ? [...MOVED_STATES, 'failed' as const] : MOVED_STATES;
   let moved = 0;
   for (const job of await old.getJobs([...states])) {
@@ -129,13 +145,17 @@ try {
     const owners = await copyOwners(source, target, config.keyPrefix, flags.dryRun);
     write(`${flags.dryRun ? 'would copy' : 'copied'} ${owners} token owner entrie(s)`);
   }
-  const queues = new Set(
-    (await scanAll(source, `${OLD_QUEUE_PREFIX}:*:meta`)).map((key) => key.split(':')[1]!),
-  );
-  for (const name of [...queues].sort()) {
-    const { moved, leftFailed } = await migrateQueue(source, target, name, flags);
-    const left = leftFailed > 0 ? `; ${leftFailed} failed job(s) left under bull:${name}:` : '';
-    write(`queue ${name}: ${flags.dryRun ? 'would move' : 'moved'} ${moved} job(s)${left}`);
+  for (const layout of OLD_QUEUE_LAYOUTS) {
+    const queues = new Set((await scanAll(source, layout.metaPattern)).map(layout.nameOf));
+    for (const name of [...queues].sort()) {
+      const oldPrefix = layout.prefix(name);
+      // An empty KEY_PREFIX keeps the `{bull:<queue>}` layout: nothing to move.
+      if (source === target && oldPrefix === queuePrefix(config.keyPrefix, name)) continue;
+      const options = { ...flags, keyPrefix: config.keyPrefix };
+      const { moved, leftFailed } = await migrateQueue(source, target, name, oldPrefix, options);
+      const left = leftFailed > 0 ? `; ${leftFailed} failed job(s) left under ${oldPrefix}:${name}:` : '';
+      write(`queue ${name}: ${flags.dryRun ? 'would move' : 'moved'} ${moved} job(s)${left}`);
+    }
   }
 } catch (err) {
   process.stderr.write(`migrate-keys: ${(err as Error).message}\n`);

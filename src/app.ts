@@ -78,7 +78,7 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
     deps.actionStore,
     config.action.ttlSeconds,
     bytesWritten,
-    new PushProducer(deps.queueRedis, config.push, config.action.ttlSeconds, log),
+    new PushProducer(deps.queueRedis, config.keyPrefix, config.push, config.action.ttlSeconds, log),
     deps.actionEvents,
   );
   tokenRoutes(router, new TokenStore(redis, keys, ack));
@@ -95,6 +95,7 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
     router,
     new SupportProducer(
       deps.queueRedis,
+      config.keyPrefix,
       keys,
       config.support.delivery,
       log,

@@ -16,7 +16,7 @@ describe('POST /v1/action and GET /v1/action/{id}', () => {
   });
   after(() => api.stop());
 
-  it('stores the action with createdAt/expiresAt and its TTL; GET returns the same record', async () => {
+  it('stores the action with a random id, createdAt/expiresAt and its TTL; GET returns the same record', async () => {
     const utxos = [
       {
         txid: 'ab'.repeat(32),
@@ -31,7 +31,9 @@ describe('POST /v1/action and GET /v1/action/{id}', () => {
     const before = Date.now();
     const res = await post(api.url, '/v1/action', { ...request, utxos, ignored: true });
     expect(res.status).to.equal(200);
-    const { createdAt, expiresAt, ...rest } = res.body.data;
+    const { id, createdAt, expiresAt, ...rest } = res.body.data;
+    expect(Object.keys(res.body.data)[0]).to.equal('id');
+    expect(id).to.match(/^[A-Za-z0-9_-]{22,36}$/);
     expect(rest).to.deep.equal({ ...request, utxos });
     expect(Date.parse(createdAt)).to.be.within(before - 1000, Date.now());
     expect(Date.parse(expiresAt) - Date.parse(createdAt)).to.equal(900_000);
@@ -56,8 +58,18 @@ describe('POST /v1/action and GET /v1/action/{id}', () => {
     const reply = { chain: 'btc', wkIdentity: 'bc1qpair', action: 'txid', payload: 'deadbeef' };
     await post(api.url, '/v1/action', reply);
     const read = await get(api.url, '/v1/action/bc1qpair');
-    const { createdAt: _c, expiresAt: _e, ...rest } = read.body.data;
+    const { id: _i, createdAt: _c, expiresAt: _e, ...rest } = read.body.data;
     expect(rest).to.deep.equal(reply);
+  });
+
+  it('every POST is a new record with its own id, even two in one millisecond', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => post(api.url, '/v1/action', { ...request, wkIdentity: 'bc1qsame' })),
+    );
+    const ids = answers.map((res) => res.body.data.id as string);
+    expect(new Set(ids).size).to.equal(20);
+    const stored = JSON.parse((await redis().get('relay:action:bc1qsame'))!);
+    expect(ids).to.include(stored.id);
   });
 
   it('keeps a 1,000,000-character payload byte for byte (body up to 2 MB)', async () => {

@@ -86,7 +86,7 @@ for (const name of ['sentinel', 'cluster'] as TopologyName[]) {
 
     it('a master killed under load: only 200 or 503, no acknowledged write lost, recovery without restart', async () => {
       // The master of the support queue, and a record of the same master to probe its recovery with.
-      const { master: victim, replicas } = await topology.serversOf(queueKey(SUPPORT_QUEUE, 'wait'));
+      const { master: victim, replicas } = await topology.serversOf(queueKey('relay:', SUPPORT_QUEUE, 'wait'));
       let probe = 'probe-0';
       for (let i = 1; (await topology.serversOf(keys.sync(probe))).master !== victim; i++)
         probe = `probe-${i}`;
@@ -136,7 +136,7 @@ for (const name of ['sentinel', 'cluster'] as TopologyName[]) {
       await waitFor(
         'the form to be delivered',
         async () =>
-          (await topology.admin.zscore(queueKey(SUPPORT_QUEUE, 'completed'), submitted.body.data.id)) !==
+          (await topology.admin.zscore(queueKey('relay:', SUPPORT_QUEUE, 'completed'), submitted.body.data.id)) !==
           null,
         20_000,
       );

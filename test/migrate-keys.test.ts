@@ -38,6 +38,10 @@ async function seedOldLayout(): Promise<void> {
   await queue.add('contact', { kind: 'contact', name: 'Ann' }, { jobId: 'contact-1', attempts: 12 });
   await queue.add('ticket', { kind: 'ticket', subject: 'x' }, { jobId: 'ticket-1', delay: 3_600_000 });
   await queue.close();
+  // The layout before queues moved under KEY_PREFIX.
+  const push = new Queue('push', { connection, prefix: '{bull:push}' });
+  await push.add('tx', { id: 'r1', wkIdentity: 'pairA', action: 'tx', done: [] }, { jobId: 'push-r1' });
+  await push.close();
   connection.disconnect();
 }
 
@@ -59,14 +63,17 @@ for (const name of ['standalone', 'cluster'] as TopologyName[]) {
       const args = name === 'standalone' ? [] : ['--from', testRedis().url];
       const dry = migrate(topology.env, [...args, '--dry-run']);
       const owners = name === 'standalone' ? '' : 'would copy 3 token owner entrie(s)\n';
-      expect(dry.stdout).to.equal(`would move 2 token set(s)\n${owners}queue support: would move 2 job(s)\n`);
+      expect(dry.stdout).to.equal(
+        `would move 2 token set(s)\n${owners}queue support: would move 2 job(s)\nqueue push: would move 1 job(s)\n`,
+      );
       expect(await redis().exists('relay:tokens:key:pairA')).to.equal(1);
 
       const run = migrate(topology.env, args);
       expect(run.stderr).to.equal('');
       expect(run.status).to.equal(0);
       expect(run.stdout).to.equal(
-        `moved 2 token set(s)\n${owners.replace('would copy', 'copied')}queue support: moved 2 job(s)\n`,
+        `moved 2 token set(s)\n${owners.replace('would copy', 'copied')}queue support: moved 2 job(s)\n` +
+          'queue push: moved 1 job(s)\n',
       );
       expect(run.stdout).not.to.contain('kt1');
 
@@ -78,16 +85,18 @@ for (const name of ['standalone', 'cluster'] as TopologyName[]) {
       );
       expect(await redis().keys('relay:tokens:key:pairA')).to.deep.equal([]);
       expect(await redis().keys('bull:*')).to.deep.equal([]);
+      expect(await redis().keys('{bull:*')).to.deep.equal([]);
 
-      expect(await admin.lrange('{bull:support}:support:wait', 0, -1)).to.deep.equal(['contact-1']);
-      expect(await admin.zrange('{bull:support}:support:delayed', 0, -1)).to.deep.equal(['ticket-1']);
-      expect(JSON.parse((await admin.hget('{bull:support}:support:contact-1', 'data'))!)).to.deep.equal({
+      expect(await admin.lrange('relay:{bull:support}:support:wait', 0, -1)).to.deep.equal(['contact-1']);
+      expect(await admin.zrange('relay:{bull:support}:support:delayed', 0, -1)).to.deep.equal(['ticket-1']);
+      expect(JSON.parse((await admin.hget('relay:{bull:support}:support:contact-1', 'data'))!)).to.deep.equal({
         kind: 'contact',
         name: 'Ann',
       });
-      expect(JSON.parse((await admin.hget('{bull:support}:support:contact-1', 'opts'))!)).to.include({
+      expect(JSON.parse((await admin.hget('relay:{bull:support}:support:contact-1', 'opts'))!)).to.include({
         attempts: 12,
       });
+      expect(await admin.lrange('relay:{bull:push}:push:wait', 0, -1)).to.deep.equal(['push-r1']);
 
       expect(await admin.get(OWNER('wallet', 'wt1'))).to.equal('pairA');
       expect(await admin.ttl(OWNER('wallet', 'wt1'))).to.be.greaterThan(TOKEN_TTL_SECONDS - 60);

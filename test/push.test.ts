@@ -37,10 +37,10 @@ const token = (name: string) => `fcm-device-${name}-${'t'.repeat(140)}`;
 const silent = createLogger('error', {}, () => {});
 const keys = keysFor('relay:');
 
-const jobKey = (id: string) => queueKey(PUSH_QUEUE, id);
+const jobKey = (id: string) => queueKey('relay:', PUSH_QUEUE, id);
 const isCompleted = async (id: string) =>
-  (await redis().zscore(queueKey(PUSH_QUEUE, 'completed'), id)) !== null;
-const isDelayed = async (id: string) => (await redis().zscore(queueKey(PUSH_QUEUE, 'delayed'), id)) !== null;
+  (await redis().zscore(queueKey('relay:', PUSH_QUEUE, 'completed'), id)) !== null;
+const isDelayed = async (id: string) => (await redis().zscore(queueKey('relay:', PUSH_QUEUE, 'delayed'), id)) !== null;
 const jobData = async (id: string) => JSON.parse((await redis().hget(jobKey(id), 'data'))!);
 
 async function metric(name: string, labels: Record<string, string> = {}): Promise<number> {
@@ -245,7 +245,7 @@ describe('push notifications (SPEC §11)', () => {
 
     const queue = new Queue(PUSH_QUEUE, {
       connection: { url: testRedis().url },
-      prefix: queuePrefix(PUSH_QUEUE),
+      prefix: queuePrefix('relay:', PUSH_QUEUE),
     });
     try {
       await (await queue.getJob(id))!.promote();
@@ -294,7 +294,7 @@ describe('push notifications (SPEC §11)', () => {
     await waitFor('both sends under way', () => fcm.sends.length === 2);
     await first.stop();
 
-    expect(await redis().lrange(queueKey(PUSH_QUEUE, 'wait'), 0, -1)).to.deep.equal([id]);
+    expect(await redis().lrange(queueKey('relay:', PUSH_QUEUE, 'wait'), 0, -1)).to.deep.equal([id]);
     expect((await jobData(id)).done).to.deep.equal([tokenDigest(token('quick'))]);
     expect(first.logs.some((l) => l.msg === 'push job released at shutdown' && l.jobId === id)).to.equal(
       true,
@@ -339,7 +339,7 @@ describe('push notifications (SPEC §11)', () => {
     await register(PAIR, 'keyToken', 'k1');
     const record = await postAction(TX);
     const client = createRedis(testTopology(), 'failFast');
-    const producer = new PushProducer(client, api.config.push, api.config.action.ttlSeconds, silent);
+    const producer = new PushProducer(client, api.config.keyPrefix, api.config.push, api.config.action.ttlSeconds, silent);
     try {
       await producer.enqueue(record, silent);
       await startFcmWorker();
@@ -357,7 +357,7 @@ describe('push notifications (SPEC §11)', () => {
   it('when the queue cannot take the job the action is still stored, answered 200, and the miss counted', async () => {
     const missesBefore = await metric('relay_push_enqueue_misses_total');
     // BullMQ numbers every job from this key: a value that is no number makes every add fail inside Redis.
-    await redis().set(queueKey(PUSH_QUEUE, 'id'), 'not-a-number');
+    await redis().set(queueKey('relay:', PUSH_QUEUE, 'id'), 'not-a-number');
     const res = await post(api.url, '/v1/action', TX);
     expect(res.status, res.text).to.equal(200);
     expect(res.body.data).to.include({ wkIdentity: PAIR, action: 'tx', payload: PAYLOAD });

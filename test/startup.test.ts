@@ -242,12 +242,19 @@ describe('the relay as a process: start-up, shutdown and its logs', function () 
       });
     });
 
-    for (const args of [['retry'], [], ['retry-everything'], ['failed', 'extra']]) {
+    for (const args of [
+      ['retry'],
+      [],
+      ['retry-everything'],
+      ['failed', 'extra'],
+      ['--queue', 'nope', 'failed'],
+      ['--queue'],
+    ]) {
       it(`${JSON.stringify(args)} prints the usage`, async () => {
         expect(await runNode(['scripts/jobs.ts', ...args], testEnv())).to.deep.equal({
           code: 1,
           stdout: '',
-          stderr: 'usage: npm run jobs -- failed | retry <job id> | retry-all\n',
+          stderr: 'usage: npm run jobs -- [--queue support|push|refresh] failed | retry <job id> | retry-all\n',
         });
       });
     }

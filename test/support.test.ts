@@ -15,11 +15,11 @@ const JOB_ID = /^(ticket|contact)-[0-9a-f]{64}$/;
 
 /** The job's data as BullMQ stored it in its hash. */
 async function jobData(id: string): Promise<unknown> {
-  const data = await redis().hget(`{bull:support}:support:${id}`, 'data');
+  const data = await redis().hget(`relay:{bull:support}:support:${id}`, 'data');
   return data === null ? null : JSON.parse(data);
 }
 
-const waiting = () => redis().lrange('{bull:support}:support:wait', 0, -1);
+const waiting = () => redis().lrange('relay:{bull:support}:support:wait', 0, -1);
 
 describe('POST /v1/ticket and POST /v1/contact (API side)', () => {
   let api: TestApi;
@@ -38,7 +38,7 @@ describe('POST /v1/ticket and POST /v1/contact (API side)', () => {
       .and.satisfy((s: string) => s.startsWith('ticket-'));
     expect(await waiting()).to.deep.equal([id]);
     expect(await jobData(id)).to.deep.equal({ kind: 'ticket', ...ticket });
-    const opts = JSON.parse((await redis().hget(`{bull:support}:support:${id}`, 'opts'))!);
+    const opts = JSON.parse((await redis().hget(`relay:{bull:support}:support:${id}`, 'opts'))!);
     expect(opts).to.deep.include({
       attempts: 12,
       backoff: { type: 'exponential', delay: 5000, jitter: 0.5 },
@@ -129,7 +129,7 @@ describe('POST /v1/ticket and POST /v1/contact (API side)', () => {
     ];
 
     const nothingWritten = async () => {
-      expect(await redis().keys('{bull:*')).to.deep.equal([]);
+      expect(await redis().keys('*{bull:*')).to.deep.equal([]);
       expect(await redis().keys('relay:rl:submissions*')).to.deep.equal([]);
     };
 
@@ -213,7 +213,7 @@ describe('support submissions: per-IP limit and Redis outages', () => {
         errorBody(over, 'RATE_LIMITED', 'Too many submissions from this address; retry later.'),
       );
       expect(Number(over.headers.get('retry-after'))).to.be.within(86_390, 86_400);
-      expect(await redis().llen('{bull:support}:support:wait')).to.equal(3);
+      expect(await redis().llen('relay:{bull:support}:support:wait')).to.equal(3);
       expect(await redis().get('relay:rl:submissions:203.0.113.7')).to.equal('4');
       expect(await redis().ttl('relay:rl:submissions:203.0.113.7')).to.be.within(86_390, 86_400);
 
@@ -240,7 +240,7 @@ describe('support submissions: per-IP limit and Redis outages', () => {
       expect((await post(api.url, '/v1/ticket', ticket)).status).to.equal(200);
       const third = await post(api.url, '/v1/ticket', { ...ticket, subject: 'Another' });
       expect(third.status).to.equal(429);
-      expect(await redis().llen('{bull:support}:support:wait')).to.equal(2);
+      expect(await redis().llen('relay:{bull:support}:support:wait')).to.equal(2);
       // The refused form was not counted as seen: on another day it is a first submission.
       expect(await redis().keys('relay:support:counted:*')).to.have.length(2);
     } finally {

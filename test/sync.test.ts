@@ -29,6 +29,26 @@ describe('POST /v1/sync and GET /v1/sync/{id}', () => {
     expect(ttl).to.be.within(895, 900);
   });
 
+  it('the key app’s six sync fields round-trip byte for byte (POST, Redis, GET)', async () => {
+    const full = {
+      ...record,
+      walletXpub: XPUB,
+      keyIdentity: '1BoatSLRHtKNngkdXEeobR76b53LETtpyT',
+      redeemScript: '5221' + 'ab'.repeat(33) + '21' + 'cd'.repeat(33) + '52ae',
+      witnessScript: '0020' + 'ef'.repeat(32),
+      recoveryXpub: 'Zpub' + 'x'.repeat(107),
+      xpubSignature: 'H9L5yLFjti0QTHhPyFrZCT1V/MMnBtXKmoiKDZ78NDBjERki6ZTQZdSMCtkgoNmp17By9ItJr8o7ChX0XxY91nk=',
+    };
+    // Sent in another order: stored in the documented one.
+    const shuffled = Object.fromEntries(Object.entries(full).reverse());
+    const res = await post(api.url, '/v1/sync', shuffled);
+    expect(res.status).to.equal(200);
+    expect(res.text).to.equal(JSON.stringify({ success: true, data: full }));
+    expect(await redis().get('relay:sync:wallet-1')).to.equal(JSON.stringify(full));
+    const read = await get(api.url, '/v1/sync/wallet-1');
+    expect(read.text).to.equal(JSON.stringify({ success: true, data: full }));
+  });
+
   it('a new POST replaces the whole record, leaving no stale optional fields', async () => {
     await post(api.url, '/v1/sync', { ...record, generatedAddress: 'addr1', publicNonces: ['aa'] });
     const res = await post(api.url, '/v1/sync', { ...record, chain: 'ltc' });
@@ -119,6 +139,14 @@ describe('POST /v1/sync and GET /v1/sync/{id}', () => {
       ['a nonce with a space', { ...record, publicNonces: ['a b'] }, '/body/publicNonces/0'],
       ['a nonce over 500 chars', { ...record, publicNonces: ['a'.repeat(501)] }, '/body/publicNonces/0'],
       ['1001 nonces', { ...record, publicNonces: Array(1001).fill('aa') }, '/body/publicNonces'],
+      ['walletXpub with a slash', { ...record, walletXpub: 'xpub/1' }, '/body/walletXpub'],
+      ['numeric keyIdentity', { ...record, keyIdentity: 1 }, '/body/keyIdentity'],
+      ['uppercase redeemScript', { ...record, redeemScript: 'AB' }, '/body/redeemScript'],
+      ['odd-length witnessScript', { ...record, witnessScript: 'abc' }, '/body/witnessScript'],
+      ['witnessScript over 20,000', { ...record, witnessScript: 'ab'.repeat(10_001) }, '/body/witnessScript'],
+      ['recoveryXpub over 200', { ...record, recoveryXpub: 'x'.repeat(201) }, '/body/recoveryXpub'],
+      ['xpubSignature not base64', { ...record, xpubSignature: 'not base64!' }, '/body/xpubSignature'],
+      ['xpubSignature over 200', { ...record, xpubSignature: 'A'.repeat(201) }, '/body/xpubSignature'],
     ];
     itRejectsBodies(() => api, '/v1/sync', cases, 'relay:sync:*');
 

@@ -221,10 +221,10 @@ for (const name of TOPOLOGIES) {
         expect(res.status).to.equal(200);
         const { id } = res.body.data;
         await waitFor('the job to be delivered', () =>
-          topology.admin.zscore('{bull:support}:support:completed', id).then((score) => score !== null),
+          topology.admin.zscore('relay:{bull:support}:support:completed', id).then((score) => score !== null),
         );
         // The worker declares its schedulers once it reaches Redis, without holding up its start.
-        const schedulers = () => topology.admin.zrange('{bull:refresh}:refresh:repeat', 0, -1);
+        const schedulers = () => topology.admin.zrange('relay:{bull:refresh}:refresh:repeat', 0, -1);
         await waitFor('the refresh schedulers', async () => (await schedulers()).length === 2);
         expect(await schedulers()).to.have.members(['fees', 'rates']);
       } finally {
@@ -256,7 +256,7 @@ for (const name of TOPOLOGIES) {
         const id = pushJobId(res.body.data);
         await waitFor(
           'the push to be sent',
-          async () => (await topology.admin.zscore(queueKey(PUSH_QUEUE, 'completed'), id)) !== null,
+          async () => (await topology.admin.zscore(queueKey('relay:', PUSH_QUEUE, 'completed'), id)) !== null,
         );
         expect(fcm.sentTo()).to.deep.equal([token('k1')]);
       } finally {

@@ -21,10 +21,10 @@ const ticket = {
 const contact = { name: 'Ann Example', email: EMAIL, message: 'Hello,\nplease call me.' };
 const PERSONAL = [EMAIL, 'Cannot <sign>', 'Line 1', 'Ann Example', 'please call'];
 
-const jobKey = (id: string) => `{bull:support}:support:${id}`;
+const jobKey = (id: string) => `relay:{bull:support}:support:${id}`;
 const isCompleted = async (id: string) =>
-  (await redis().zscore('{bull:support}:support:completed', id)) !== null;
-const isFailed = async (id: string) => (await redis().zscore('{bull:support}:support:failed', id)) !== null;
+  (await redis().zscore('relay:{bull:support}:support:completed', id)) !== null;
+const isFailed = async (id: string) => (await redis().zscore('relay:{bull:support}:support:failed', id)) !== null;
 const attemptsMade = async (id: string) => Number((await redis().hget(jobKey(id), 'atm')) ?? 0);
 const returnValue = async (id: string): Promise<unknown> =>
   JSON.parse((await redis().hget(jobKey(id), 'returnvalue'))!);
@@ -186,7 +186,7 @@ describe('support worker: delivery to the helpdesk', () => {
     expect(await submit('/v1/ticket', ticket)).to.equal(id);
     await sleep(300);
     expect(helpdesk.requests).to.have.length(1);
-    expect(await redis().llen('{bull:support}:support:wait')).to.equal(0);
+    expect(await redis().llen('relay:{bull:support}:support:wait')).to.equal(0);
   });
 
   it('503s, a dropped connection and a timeout are retried with backoff until the helpdesk accepts', async () => {
@@ -279,7 +279,10 @@ describe('support worker: delivery to the helpdesk', () => {
     const ids = [await submit('/v1/ticket', ticket), await submit('/v1/contact', contact)];
     for (const id of ids) await waitFor('job failed', () => isFailed(id));
     helpdesk.respond(() => ({ status: 201, body: {} }));
-    expect(await jobsScript('retry-all')).to.deep.include({ code: 0, stdout: 'retrying 2 failed job(s)\n' });
+    expect(await jobsScript('--queue', 'support', 'retry-all')).to.deep.include({
+      code: 0,
+      stdout: 'support: retrying 2 failed job(s)\n',
+    });
     for (const id of ids) await delivered(id);
     expect(helpdesk.requests).to.have.length(4);
   });
@@ -295,7 +298,7 @@ describe('support worker: delivery to the helpdesk', () => {
     try {
       const id = await submit('/v1/ticket', ticket);
       await waitFor('the first worker calls the helpdesk', () => helpdesk.requests.length === 1, 45_000);
-      expect(await redis().lrange('{bull:support}:support:active', 0, -1)).to.deep.equal([id]);
+      expect(await redis().lrange('relay:{bull:support}:support:active', 0, -1)).to.deep.equal([id]);
       child.kill('SIGKILL');
       await once(child, 'exit');
 
@@ -330,7 +333,7 @@ describe('support worker: delivery to the helpdesk', () => {
     const id = await submit('/v1/ticket', ticket);
     await waitFor('delivery started', () => helpdesk.requests.length === 1);
     await running.stop();
-    expect(await redis().lrange('{bull:support}:support:wait', 0, -1)).to.deep.equal([id]);
+    expect(await redis().lrange('relay:{bull:support}:support:wait', 0, -1)).to.deep.equal([id]);
     expect(await attemptsMade(id)).to.equal(0);
 
     await startWorker(webhookEnv());

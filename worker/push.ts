@@ -105,7 +105,7 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
   const actions = new ActionStore(storeRedis, keys, config.action.ttlSeconds, ack);
   const tokens = new TokenStore(storeRedis, keys, ack);
   const redis = createRedis(config.redis.topology, 'worker');
-  const prefix = queuePrefix(PUSH_QUEUE);
+  const prefix = queuePrefix(config.keyPrefix, PUSH_QUEUE);
   // Only for the queue-depth metric.
   const queue = new Queue(PUSH_QUEUE, { connection: redis, prefix, skipVersionCheck: true });
   logBullErrors(queue, 'push queue', log);

@@ -110,7 +110,7 @@ export async function startRefresh(config: Config, log: Logger): Promise<RoleHan
   const consumer = createRedis(config.redis.topology, 'worker');
   const jobs = refreshJobs(config, log, new MarketStore(storeRedis, keysFor(config.keyPrefix)));
 
-  const prefix = queuePrefix(REFRESH_QUEUE);
+  const prefix = queuePrefix(config.keyPrefix, REFRESH_QUEUE);
   const queue = new Queue(REFRESH_QUEUE, { connection: producer, prefix, skipVersionCheck: true });
   logBullErrors(queue, 'market refresh queue', log);
   const periods: Record<RefreshName, number> = {

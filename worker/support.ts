@@ -50,7 +50,7 @@ export async function startSupportWorker(config: Config, log: Logger): Promise<R
   const helpdesk = createHelpdesk(config.support, log);
   const redis = createRedis(config.redis.topology, 'worker');
   // Only for rateLimit(): the limit is stored in Redis and pauses every worker of the queue.
-  const prefix = queuePrefix(SUPPORT_QUEUE);
+  const prefix = queuePrefix(config.keyPrefix, SUPPORT_QUEUE);
   const queue = new Queue<SupportJob>(SUPPORT_QUEUE, { connection: redis, prefix, skipVersionCheck: true });
   logBullErrors(queue, 'support queue', log);
 

@@ -28,6 +28,7 @@ export class JobProducer<T> {
 
   constructor(
     private readonly redis: RedisClient,
+    keyPrefix: string,
     name: string,
     defaultJobOptions: JobsOptions,
     log: Logger,
@@ -36,7 +37,7 @@ export class JobProducer<T> {
     // Queue broken for good; the worker checks the Redis version.
     this.queue = new Queue(name, {
       connection: redis,
-      prefix: queuePrefix(name),
+      prefix: queuePrefix(keyPrefix, name),
       skipVersionCheck: true,
       defaultJobOptions,
     });
@@ -59,12 +60,13 @@ export class SupportProducer {
 
   constructor(
     private readonly redis: RedisClient,
+    private readonly keyPrefix: string,
     private readonly keys: Keys,
     delivery: DeliveryConfig,
     log: Logger,
     private readonly ack: WriteAck,
   ) {
-    this.jobs = new JobProducer(redis, SUPPORT_QUEUE, supportJobOptions(delivery), log);
+    this.jobs = new JobProducer(redis, keyPrefix, SUPPORT_QUEUE, supportJobOptions(delivery), log);
   }
 
   /**
@@ -95,7 +97,7 @@ export class SupportProducer {
       throw err;
     }
     // Queued but not yet replicated (→ 503): the retry finds the job and the marker, and is not charged again.
-    await this.ack.confirm(queueKey(SUPPORT_QUEUE, id), marker);
+    await this.ack.confirm(queueKey(this.keyPrefix, SUPPORT_QUEUE, id), marker);
     return id;
   }
 }
@@ -107,8 +109,14 @@ export class SupportProducer {
 export class PushProducer {
   private readonly jobs: JobProducer<PushJob>;
 
-  constructor(redis: RedisClient, push: PushConfig, actionTtlSeconds: number, log: Logger) {
-    this.jobs = new JobProducer(redis, PUSH_QUEUE, pushJobOptions(push, actionTtlSeconds), log);
+  constructor(
+    redis: RedisClient,
+    keyPrefix: string,
+    push: PushConfig,
+    actionTtlSeconds: number,
+    log: Logger,
+  ) {
+    this.jobs = new JobProducer(redis, keyPrefix, PUSH_QUEUE, pushJobOptions(push, actionTtlSeconds), log);
   }
 
   async enqueue(record: ActionRecord, log: Logger): Promise<void> {

@@ -3,7 +3,7 @@ import type { JobsOptions } from 'bullmq';
 import type { PushConfig } from '../config.js';
 import type { ActionRecord } from '../types.js';
 
-/** BullMQ queue of push notifications; with the default prefix its keys are `bull:push:…`. */
+/** BullMQ queue of push notifications; its keys are `<KEY_PREFIX>{bull:push}:push:…` (see queuePrefix). */
 export const PUSH_QUEUE = 'push';
 
 /** The backoff type the push worker implements (exponential with jitter, stretched to a provider's Retry-After). */

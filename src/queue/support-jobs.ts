@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
 import type { DeliveryConfig } from '../config.js';
 
-/** BullMQ queue of the support forms; its keys are `{bull:support}:support:…` (see queuePrefix). */
+/** BullMQ queue of the support forms; its keys are `<KEY_PREFIX>{bull:support}:support:…` (see queuePrefix). */
 export const SUPPORT_QUEUE = 'support';
 
 export const TICKET_TYPES = ['Question', 'Incident', 'Problem', 'Feature Request'] as const;
