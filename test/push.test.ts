@@ -10,6 +10,7 @@ import { createRedis } from '../src/redis/clients.js';
 import { keysFor } from '../src/store/keys.js';
 import { WriteAck } from '../src/store/write-ack.js';
 import { queueKey, queuePrefix } from '../src/queue/prefix.js';
+import { THIRD_PARTY_AUTH_REASON } from '../src/providers/push/fcm.js';
 import { TokenStore } from '../src/store/token-store.js';
 import type { ActionRecord } from '../src/types.js';
 import { get, post, startTestApi, testEnv, type TestApi } from './helpers/api.js';
@@ -18,7 +19,7 @@ import {
   FakeFcm,
   INVALID_TOKEN,
   SENDER_ID_MISMATCH,
-  UNAUTHENTICATED,
+  THIRD_PARTY_AUTH_ERROR,
   UNAVAILABLE,
   UNREGISTERED,
 } from './helpers/fake-fcm.js';
@@ -40,7 +41,8 @@ const keys = keysFor('relay:');
 const jobKey = (id: string) => queueKey('relay:', PUSH_QUEUE, id);
 const isCompleted = async (id: string) =>
   (await redis().zscore(queueKey('relay:', PUSH_QUEUE, 'completed'), id)) !== null;
-const isDelayed = async (id: string) => (await redis().zscore(queueKey('relay:', PUSH_QUEUE, 'delayed'), id)) !== null;
+const isDelayed = async (id: string) =>
+  (await redis().zscore(queueKey('relay:', PUSH_QUEUE, 'delayed'), id)) !== null;
 const jobData = async (id: string) => JSON.parse((await redis().hget(jobKey(id), 'data'))!);
 
 async function metric(name: string, labels: Record<string, string> = {}): Promise<number> {
@@ -228,33 +230,40 @@ describe('push notifications (SPEC §11)', () => {
     expect(await keyTokens()).to.have.length(2);
   });
 
-  it('429 with Retry-After: the retry waits at least that long', async () => {
-    await register(PAIR, 'keyToken', 'limited', 'steady');
+  it('a 429 storm pauses the whole queue for its Retry-After (no attempt spent); every job is sent once after', async () => {
+    await register(PAIR, 'keyToken', 'limited');
+    const pairs = Array.from({ length: 5 }, (_, i) => `bc1q${String(i).repeat(58)}`);
+    for (const [i, pair] of pairs.entries()) await register(pair, 'keyToken', `other${i}`);
     fcm.script(token('limited'), {
       ...fcmError(429, 'RESOURCE_EXHAUSTED', 'QUOTA_EXCEEDED'),
-      headers: { 'retry-after': '30' },
+      headers: { 'retry-after': '5' },
     });
+    const limiter = queueKey('relay:', PUSH_QUEUE, 'limiter');
     await startFcmWorker();
-    const record = await postAction(TX);
-    const id = pushJobId(record);
-    await waitFor('the job delayed', () => isDelayed(id));
-
-    // The backoff base is 50 ms: a delay of 30 s comes from Retry-After.
-    expect(Number(await redis().hget(jobKey(id), 'delay'))).to.be.within(30_000, 31_000);
-    expect(fcm.sentTo()).to.have.length(2);
-
-    const queue = new Queue(PUSH_QUEUE, {
-      connection: { url: testRedis().url },
-      prefix: queuePrefix('relay:', PUSH_QUEUE),
+    const first = await postAction(TX);
+    await waitFor('the queue-wide limit', async () => (await redis().pttl(limiter)) > 0);
+    expect(await redis().pttl(limiter)).to.be.within(1, 5000);
+    // Jobs added while the limit holds wait in the queue: no send reaches FCM until it lapses.
+    const others = [];
+    for (const pair of pairs) others.push(await postAction({ ...TX, wkIdentity: pair }));
+    const waiting = () => redis().lrange(queueKey('relay:', PUSH_QUEUE, 'wait'), 0, -1);
+    const ids = others.map((record) => pushJobId(record));
+    await waitFor('the jobs waiting', async () => {
+      const listed = await waiting();
+      return ids.every((id) => listed.includes(id));
     });
-    try {
-      await (await queue.getJob(id))!.promote();
-    } finally {
-      await queue.close();
-    }
-    await completed(record);
+    expect(await redis().pttl(limiter)).to.be.above(0);
+    expect(fcm.sends).to.have.length(1);
+
+    for (const record of [first, ...others]) await completed(record);
     expect(fcm.sentTo().filter((t) => t === token('limited'))).to.have.length(2);
-    expect(fcm.sentTo().filter((t) => t === token('steady'))).to.have.length(1);
+    for (const i of pairs.keys())
+      expect(fcm.sentTo().filter((t) => t === token(`other${i}`))).to.have.length(1);
+    // Paused, not failed: the limited job took its one real attempt.
+    expect(await redis().hget(jobKey(pushJobId(first)), 'atm')).to.equal('1');
+    expect(
+      worker!.logs.some((l) => l.msg === 'FCM rate limit: push queue paused' && l.waitMs === 5000),
+    ).to.equal(true);
   });
 
   it('401: the access token is dropped and fetched again once', async () => {
@@ -274,15 +283,35 @@ describe('push notifications (SPEC §11)', () => {
     ]);
   });
 
-  it('401 again with a new access token: one refresh only, then the token fails without a retry', async () => {
+  it('401 THIRD_PARTY_AUTH_ERROR (a bad APNs key) fails that token with its cause; the access token is kept', async () => {
     await register(PAIR, 'keyToken', 'apns-broken', 'fine');
-    fcm.script(token('apns-broken'), UNAUTHENTICATED, UNAUTHENTICATED, UNAUTHENTICATED);
+    fcm.script(token('apns-broken'), THIRD_PARTY_AUTH_ERROR, THIRD_PARTY_AUTH_ERROR);
     await startFcmWorker();
     const id = await completed(await postAction(TX));
-    expect(fcm.tokenRequests).to.have.length(2);
-    expect(fcm.sentTo().filter((t) => t === token('apns-broken'))).to.have.length(2);
+    expect(fcm.tokenRequests).to.have.length(1);
+    expect(fcm.sentTo().filter((t) => t === token('apns-broken'))).to.have.length(1);
     expect(await redis().hget(jobKey(id), 'atm')).to.equal('1');
     expect(await keyTokens()).to.have.length(2);
+    const line = worker!.logs.find((l) => l.msg === 'push sent' && l.jobId === id)!;
+    expect(line).to.deep.include({ sent: 1, failed: 1, reasons: { [THIRD_PARTY_AUTH_REASON]: 1 } });
+  });
+
+  it('401 UNAUTHENTICATED however fresh the token: one forced refresh per interval, the job retries, then fails', async () => {
+    await register(PAIR, 'keyToken', 'a', 'b', 'c', 'd', 'e');
+    fcm.refuseAccessTokens = true;
+    await startFcmWorker();
+    const record = await postAction(TX);
+    const id = pushJobId(record);
+    await waitFor(
+      'the job failed for good',
+      async () => (await redis().zscore(queueKey('relay:', PUSH_QUEUE, 'failed'), id)) !== null,
+    );
+    // Attempt 1: every token tried with the first token and once more with the one refetched; attempts 2 and 3
+    // (within the interval) once each, without another token request.
+    expect(fcm.tokenRequests).to.have.length(2);
+    expect(fcm.sends).to.have.length(20);
+    expect(await redis().hget(jobKey(id), 'atm')).to.equal('3');
+    expect(await keyTokens()).to.have.length(5);
   });
 
   it('shutdown mid-job: progress is kept, the job goes back to wait, the next worker sends only to the rest', async () => {
@@ -339,7 +368,13 @@ describe('push notifications (SPEC §11)', () => {
     await register(PAIR, 'keyToken', 'k1');
     const record = await postAction(TX);
     const client = createRedis(testTopology(), 'failFast');
-    const producer = new PushProducer(client, api.config.keyPrefix, api.config.push, api.config.action.ttlSeconds, silent);
+    const producer = new PushProducer(
+      client,
+      api.config.keyPrefix,
+      api.config.push,
+      api.config.action.ttlSeconds,
+      silent,
+    );
     try {
       await producer.enqueue(record, silent);
       await startFcmWorker();

@@ -18,6 +18,11 @@ import { releaseAtShutdown, runQueueWorker } from './bullmq.js';
 
 /** Pushes wait on the network, not the CPU: several jobs at a time keep a burst of actions moving. */
 const CONCURRENCY = 8;
+/**
+ * A ceiling on push jobs per second for all workers together, far below FCM's quota. It is also what makes
+ * BullMQ honour a manual rate limit (queue.rateLimit after a 429) across every worker of the queue.
+ */
+const LIMITER = { max: 500, duration: 1000 };
 
 type SkipReason = 'superseded' | 'expired';
 
@@ -57,10 +62,19 @@ interface Tally {
   failed: string[];
   retry: string[];
   retryAfterMs: number | undefined;
+  /** The provider answered 429 for at least one token: the whole queue pauses. */
+  rateLimited: boolean;
 }
 
 function tally(tokens: string[], results: PromiseSettledResult<PushResult>[]): Tally {
-  const out: Tally = { sent: [], removed: [], failed: [], retry: [], retryAfterMs: undefined };
+  const out: Tally = {
+    sent: [],
+    removed: [],
+    failed: [],
+    retry: [],
+    retryAfterMs: undefined,
+    rateLimited: false,
+  };
   results.forEach((settled, i) => {
     const token = tokens[i]!;
     // A send that threw (a bug, not an answer) is tried again with the job rather than lost.
@@ -72,6 +86,7 @@ function tally(tokens: string[], results: PromiseSettledResult<PushResult>[]): T
     else {
       out.retry.push(token);
       out.retryAfterMs = Math.max(out.retryAfterMs ?? 0, result.retryAfterMs ?? 0) || undefined;
+      out.rateLimited ||= result.rateLimited === true;
     }
   });
   return out;
@@ -106,7 +121,7 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
   const tokens = new TokenStore(storeRedis, keys, ack);
   const redis = createRedis(config.redis.topology, 'worker');
   const prefix = queuePrefix(config.keyPrefix, PUSH_QUEUE);
-  // Only for the queue-depth metric.
+  // For the queue-depth metric and rateLimit().
   const queue = new Queue(PUSH_QUEUE, { connection: redis, prefix, skipVersionCheck: true });
   logBullErrors(queue, 'push queue', log);
 
@@ -134,7 +149,9 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
     const results = await Promise.allSettled(pending.map((token) => sender.send(token, notice, signal)));
     const outcome = tally(pending, results);
     if (outcome.removed.length > 0) await tokens.remove(wkIdentity, rule.side, outcome.removed);
-    const lastAttempt = !signal?.aborted && job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    // A rate-limited job goes back to wait without spending an attempt, so its tokens are not given up.
+    const lastAttempt =
+      !signal?.aborted && !outcome.rateLimited && job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     const givenUp = lastAttempt ? outcome.retry : [];
     const finished = [...outcome.sent, ...outcome.removed, ...outcome.failed, ...givenUp];
     await job.updateData({ ...job.data, done: [...done, ...finished.map(tokenDigest)] });
@@ -153,6 +170,14 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
     });
 
     if (signal?.aborted) throw await releaseAtShutdown(job, lockToken, log, fields);
+    if (outcome.rateLimited) {
+      // FCM's quota is the project's: every worker pauses the queue for its Retry-After (or the backoff base),
+      // and this job goes back to wait without spending an attempt.
+      const waitMs = outcome.retryAfterMs ?? config.push.retryBaseMs;
+      log.warn('FCM rate limit: push queue paused', { ...fields, waitMs });
+      await queue.rateLimit(waitMs);
+      throw Worker.RateLimitError();
+    }
     if (outcome.retry.length > 0) {
       // On the last attempt this fails the job for good, kept in the failed set for operators.
       throw new PushRetryError(`${outcome.retry.length} token(s) failed temporarily`, outcome.retryAfterMs);
@@ -164,6 +189,7 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
     connection: redis,
     prefix,
     concurrency: CONCURRENCY,
+    limiter: LIMITER,
     settings: { backoffStrategy: pushBackoff },
   });
   log.info('push worker started', { queue: PUSH_QUEUE, provider: sender.name, backoff: PUSH_BACKOFF });

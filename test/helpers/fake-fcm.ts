@@ -31,7 +31,10 @@ export const UNREGISTERED = fcmError(404, 'NOT_FOUND', 'UNREGISTERED');
 export const INVALID_TOKEN = fcmError(400, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT');
 export const SENDER_ID_MISMATCH = fcmError(403, 'PERMISSION_DENIED', 'SENDER_ID_MISMATCH');
 export const UNAVAILABLE = fcmError(503, 'UNAVAILABLE', 'UNAVAILABLE');
-export const UNAUTHENTICATED = fcmError(401, 'UNAUTHENTICATED', 'THIRD_PARTY_AUTH_ERROR');
+/** Apple refused the project's APNs key: a 401 that is not about the relay's access token. */
+export const THIRD_PARTY_AUTH_ERROR = fcmError(401, 'UNAUTHENTICATED', 'THIRD_PARTY_AUTH_ERROR');
+/** FCM refused the access token (no FcmError detail, as Google answers it). */
+export const UNAUTHENTICATED = fcmError(401, 'UNAUTHENTICATED');
 
 function decodePart(part: string | undefined): Record<string, unknown> {
   return JSON.parse(Buffer.from(part ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
@@ -95,6 +98,9 @@ export class FakeFcm {
     this.valid.clear();
   }
 
+  /** While true, every send is refused with 401 UNAUTHENTICATED, however fresh its access token. */
+  refuseAccessTokens = false;
+
   /** A service-account key file as Google issues it, pointing at this fake's token endpoint. */
   serviceAccountFile(overrides: Record<string, unknown> = {}): string {
     const file = join(mkdtempSync(join(tmpdir(), 'relay-fcm-')), 'service-account.json');
@@ -155,7 +161,7 @@ export class FakeFcm {
 
   private send(req: RecordedRequest): FakeReply {
     const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-    if (!bearer || !this.valid.has(bearer)) return fcmError(401, 'UNAUTHENTICATED');
+    if (!bearer || !this.valid.has(bearer) || this.refuseAccessTokens) return UNAUTHENTICATED;
     const token = (req.json as { message?: { token?: string } } | undefined)?.message?.token ?? '';
     const reply = this.scripts.get(token)?.shift();
     return reply ?? { status: 200, body: { name: `projects/${PROJECT_ID}/messages/${Date.now()}` } };

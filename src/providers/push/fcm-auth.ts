@@ -9,6 +9,11 @@ const GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const ASSERTION_SECONDS = 3600;
 /** A token is replaced this long before Google says it expires (at most half its life), so none expires in use. */
 const REFRESH_EARLY_SECONDS = 300;
+/**
+ * FCM refusing the access token (401 UNAUTHENTICATED) drops it at most this often: a key that Google revoked or a
+ * clock far off would otherwise cost one token request per message.
+ */
+export const FORCED_REFRESH_INTERVAL_MS = 60_000;
 
 /** The access token could not be had; the sends that needed it are retried with the job. */
 export class FcmAuthError extends Error {
@@ -40,6 +45,7 @@ export class FcmAccessToken {
   private readonly http: Got;
   private cached: { token: string; refreshAtMs: number } | undefined;
   private pending: Promise<string> | undefined;
+  private lastForcedMs = -Infinity;
 
   constructor(
     private readonly account: ServiceAccount,
@@ -62,9 +68,17 @@ export class FcmAccessToken {
     return this.pending;
   }
 
-  /** FCM refused this token (401): the next `get` fetches a new one, unless another caller already has. */
-  invalidate(token: string): void {
-    if (this.cached?.token === token) this.cached = undefined;
+  /**
+   * FCM refused this access token (401 UNAUTHENTICATED). True when a send may be tried again with another one:
+   * another caller already replaced it, or it is dropped now (the next `get` fetches a new one). False while the
+   * last forced refresh is under FORCED_REFRESH_INTERVAL_MS old: a new token would most likely be refused too.
+   */
+  invalidate(token: string, nowMs = Date.now()): boolean {
+    if (this.cached === undefined || this.cached.token !== token) return true;
+    if (nowMs - this.lastForcedMs < FORCED_REFRESH_INTERVAL_MS) return false;
+    this.lastForcedMs = nowMs;
+    this.cached = undefined;
+    return true;
   }
 
   private async fetch(): Promise<string> {

@@ -61,13 +61,27 @@ function googleError(text: string): GoogleError {
   };
 }
 
-/** What an FCM answer other than 401 means for its token. */
+/**
+ * A 401 whose FcmError says THIRD_PARTY_AUTH_ERROR is not about our access token: Apple (or a web-push service)
+ * refused the APNs key or certificate configured in the Firebase project. Every iOS token fails the same way
+ * until an operator fixes it there, so the reason says so.
+ */
+export const THIRD_PARTY_AUTH_REASON =
+  'FCM 401 THIRD_PARTY_AUTH_ERROR: APNs or web-push credential of the Firebase project refused';
+
+/** What an FCM answer means for its token. */
 export function fcmResult(status: number, body: string, retryAfter: string | undefined): PushResult {
   if (status >= 200 && status < 300) return { outcome: 'sent' };
   const error = googleError(body);
   const reason = `FCM ${status} ${error.fcmCode ?? error.status ?? ''}`.trim();
-  if (status === 429 || status >= 500)
-    return { outcome: 'retry', reason, retryAfterMs: retryAfterMs(retryAfter) };
+  if (status === 401 && error.fcmCode === 'THIRD_PARTY_AUTH_ERROR')
+    return { outcome: 'failed', reason: THIRD_PARTY_AUTH_REASON };
+  // Any other 401 refuses our access token: a later attempt (with a new one) may pass.
+  if (status === 401) return { outcome: 'retry', reason };
+  // A 429 is the project's quota: every token of every job would meet it, so the worker pauses the whole queue.
+  if (status === 429)
+    return { outcome: 'retry', reason, retryAfterMs: retryAfterMs(retryAfter), rateLimited: true };
+  if (status >= 500) return { outcome: 'retry', reason, retryAfterMs: retryAfterMs(retryAfter) };
   if (status === 404 && error.fcmCode === 'UNREGISTERED') return { outcome: 'remove', reason };
   if (status === 403 && error.fcmCode === 'SENDER_ID_MISMATCH') return { outcome: 'remove', reason };
   // INVALID_ARGUMENT is about the token when FCM says so in its own detail and names no other field; a bad field
@@ -97,7 +111,8 @@ export class FcmSender implements PushSender {
   }
 
   async send(token: string, notice: PushNotice, signal?: AbortSignal): Promise<PushResult> {
-    // A 401 means the cached access token went bad (revoked, clock skew): drop it and try once with a new one.
+    // A 401 UNAUTHENTICATED means the cached access token went bad (revoked, clock skew): drop it and try once
+    // with a new one, unless it was dropped a moment ago (then the job retries later).
     for (let refreshed = false; ; refreshed = true) {
       let accessToken: string;
       try {
@@ -118,12 +133,10 @@ export class FcmSender implements PushSender {
         if (signal?.aborted || !(err instanceof RequestError)) throw err;
         return { outcome: 'retry', reason: `FCM unreachable (${err.code})` };
       }
-      if (res.statusCode === 401 && !refreshed) {
-        this.accessToken.invalidate(accessToken);
-        continue;
-      }
-      if (res.statusCode === 401) return { outcome: 'failed', reason: 'FCM 401 after a new access token' };
-      return fcmResult(res.statusCode, res.body, res.headers['retry-after']);
+      const result = fcmResult(res.statusCode, res.body, res.headers['retry-after']);
+      if (res.statusCode !== 401 || result.outcome !== 'retry') return result;
+      if (!refreshed && this.accessToken.invalidate(accessToken)) continue;
+      return { outcome: 'retry', reason: `${result.reason} (access token refused)` };
     }
   }
 }
