@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { WebSocket } from 'ws';
-import { ACTION_TYPES, type Side } from '../src/action-types.js';
+import { BUILT_IN_ACTION_TYPES as ACTION_TYPES, type Side } from '../src/action-types.js';
 import { Server } from 'socket.io';
 import { registry } from '../src/metrics.js';
 import { adapterClients, shardedAdapter } from '../src/realtime/adapter.js';
@@ -17,6 +17,7 @@ import {
   pathSubscribers,
   type TestClient,
 } from './helpers/sockets.js';
+import { TcpProxy } from './helpers/tcp-proxy.js';
 import { waitFor } from './helpers/wait.js';
 
 const KEY_TYPES = Object.keys(ACTION_TYPES).filter((type) => ACTION_TYPES[type]!.side === 'key');
@@ -146,44 +147,137 @@ describe('real-time events (SPEC §10)', () => {
     );
   });
 
-  it('a notice from another pod is delivered only while the mailbox still holds that record', async () => {
-    const stored = (await store(a, 'notice1', 'tx')) as { createdAt: string };
+  it('a notice from another pod carries the record: delivered though the mailbox moved on, once per connection', async () => {
     const [key] = await joined('notice1', [{ api: b, side: 'key' }]);
-    await waitFor('the replay', () => key!.received.length === 1);
-    expect(key!.received).to.deep.equal([{ event: 'tx', data: stored }]);
-    // A third pod's notices, in order: an older record of the mailbox, the right time with another type, then the
-    // record it holds. Only the last is delivered (again: live events are not deduplicated, replays are).
+    // A third pod's notices: a record the mailbox never held (replaced at once, as far as this pod can tell),
+    // the same record again, then garbage; then a real one from pod a.
+    const record = {
+      id: 'third-pod-record-id-0001',
+      ...action('notice1', 'tx'),
+      createdAt: new Date().toISOString(),
+      expiresAt: new Date(Date.now() + 60_000).toISOString(),
+    };
     const clients = adapterClients(a.config.redis.topology);
     const third = new Server({ adapter: shardedAdapter(clients, a.config.keyPrefix, 'key') });
     try {
       await waitReady(clients.pub, 5000);
+      third.serverSideEmit(STORED_NOTICE, 'notice1', JSON.stringify(record));
+      third.serverSideEmit(STORED_NOTICE, 'notice1', JSON.stringify(record));
+      third.serverSideEmit(STORED_NOTICE, 'notice1', '{not json');
       third.serverSideEmit(STORED_NOTICE, {
         wkIdentity: 'notice1',
         action: 'tx',
-        createdAt: '2000-01-01T00:00:00.000Z',
+        createdAt: record.createdAt,
       });
-      third.serverSideEmit(STORED_NOTICE, {
-        wkIdentity: 'notice1',
-        action: 'wksigningrequest',
-        createdAt: stored.createdAt,
-      });
-      third.serverSideEmit(STORED_NOTICE, {
-        wkIdentity: 'notice1',
-        action: 'tx',
-        createdAt: stored.createdAt,
-      });
-      await waitFor('the current record', () => key!.received.length === 2);
-      // Notices are handled in order, so a wrongly delivered earlier one would have arrived before this one.
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await waitFor('the third pod’s record', () => key!.received.length === 1);
+      const stored = await store(a, 'notice1', 'publicnoncesrequest');
+      await waitFor('the stored record', () => key!.received.length === 2);
       expect(key!.received).to.deep.equal([
-        { event: 'tx', data: stored },
-        { event: 'tx', data: stored },
+        { event: 'tx', data: record },
+        { event: 'publicnoncesrequest', data: stored },
       ]);
     } finally {
       third.close();
       clients.pub.disconnect();
       clients.sub.disconnect();
     }
+  });
+
+  it('a burst of 20 mixed requests reaches the sockets on the other pod: all of them, once each, in POST order', async () => {
+    const [keyB, walletB, keyA] = await joined('burst1', [
+      { api: b, side: 'key' },
+      { api: b, side: 'wallet' },
+      { api: a, side: 'key' },
+    ]);
+    const types = [...Object.keys(ACTION_TYPES), 'note'];
+    const posted: { event: string; data: unknown }[] = [];
+    for (let i = 0; i < 20; i++) {
+      const type = types[i % types.length]!;
+      posted.push({ event: type, data: await store(a, 'burst1', type) });
+    }
+    const expected = (side: Side) => posted.filter((p) => ACTION_TYPES[p.event]?.side === side);
+    for (const [c, side] of [
+      [keyB!, 'key'],
+      [walletB!, 'wallet'],
+      [keyA!, 'key'],
+    ] as const) {
+      await waitFor(`every ${side} event`, () => c.received.length >= expected(side).length);
+    }
+    // A marker from the same pod: once it is in, anything repeated or late would have come before it.
+    const marker = await store(a, 'burst1', 'tx');
+    for (const [c, side] of [
+      [keyB!, 'key'],
+      [walletB!, 'wallet'],
+      [keyA!, 'key'],
+    ] as const) {
+      const tail = side === 'key' ? [{ event: 'tx', data: marker }] : [];
+      await waitFor('the marker', () => c.received.length >= expected(side).length + tail.length);
+      expect(c.received).to.deep.equal([...expected(side), ...tail]);
+    }
+  });
+
+  it('20 joins racing 20 POSTs over two pods: each socket gets its pair’s request exactly once', async () => {
+    const rooms = Array.from({ length: 20 }, (_, i) => `race${i}`);
+    const before = await joinsHandled();
+    const sockets = rooms.map((room, i) => client((i % 2 ? a : b).url, 'key', { wkIdentity: room }));
+    const records = await Promise.all(rooms.map((room, i) => store(i % 2 ? b : a, room, 'tx')));
+    await joinsSettled(before, rooms.length);
+    for (const socket of sockets) await waitFor('the request', () => socket.received.length >= 1);
+    // A second request from the same pod as the first: a repeat of the first would arrive before it.
+    const next = await Promise.all(rooms.map((room, i) => store(i % 2 ? b : a, room, 'chainsyncrequest')));
+    for (const [i, socket] of sockets.entries()) {
+      await waitFor('the second request', () => socket.received.length >= 2);
+      expect(socket.received).to.deep.equal([
+        { event: 'tx', data: records[i] },
+        { event: 'chainsyncrequest', data: next[i] },
+      ]);
+    }
+  });
+
+  it('`join` then `leave` sent back to back leave the socket out of the room', async () => {
+    const sockets = [client(b.url, 'key', undefined), client(a.url, 'wallet', undefined)];
+    await connected(...sockets);
+    const before = await joinsHandled();
+    for (const socket of sockets) {
+      socket.socket.emit('join', { wkIdentity: 'jl1' });
+      socket.socket.emit('leave', { wkIdentity: 'jl1' });
+      socket.socket.emit('join', { wkIdentity: 'jl1probe' });
+    }
+    await joinsSettled(before, 4);
+    await store(a, 'jl1', 'tx');
+    await store(a, 'jl1', 'txid');
+    const probes = [await store(a, 'jl1probe', 'tx'), await store(a, 'jl1probe', 'txid')];
+    for (const [i, socket] of sockets.entries()) {
+      await waitFor('the probe', () => socket.received.length >= 1);
+      expect(socket.received).to.deep.equal([{ event: i === 0 ? 'tx' : 'txid', data: probes[i] }]);
+    }
+  });
+
+  it('the apps’ recovery and chain-sync types reach the right side', async () => {
+    const [key, wallet] = await joined('apps1', [
+      { api: b, side: 'key' },
+      { api: b, side: 'wallet' },
+    ]);
+    const stored: Record<string, unknown> = {};
+    for (const type of [
+      'recoveryrequest',
+      'recoveryresponse',
+      'recoverydenied',
+      'chainsyncrequest',
+      'chainsyncrejected',
+    ])
+      stored[type] = await store(a, 'apps1', type);
+    await waitFor('the key events', () => key!.received.length >= 2);
+    await waitFor('the wallet events', () => wallet!.received.length >= 3);
+    expect(key!.received).to.deep.equal(
+      ['recoveryrequest', 'chainsyncrequest'].map((event) => ({ event, data: stored[event] })),
+    );
+    expect(wallet!.received).to.deep.equal(
+      ['recoveryresponse', 'recoverydenied', 'chainsyncrejected'].map((event) => ({
+        event,
+        data: stored[event],
+      })),
+    );
   });
 
   describe('replay on a key join', () => {
@@ -322,6 +416,43 @@ describe('real-time events (SPEC §10)', () => {
       expect(key!.received).to.deep.equal([{ event: 'tx', data: stored }]);
       expect((await get(a.url, '/readyz')).status).to.equal(200);
     });
+  });
+
+  it('a subscription cut and restored while a request is pending: the pod replays it to its key sockets, once', async () => {
+    const proxy = await TcpProxy.start(testRedis().port);
+    const c = await startTestApi({ REDIS_URL: proxy.url });
+    try {
+      const [missed, had] = await joined('gap1', [{ api: c, side: 'key' }]).then(async (first) => [
+        ...first,
+        ...(await joined('gap2', [{ api: c, side: 'key' }])),
+      ]);
+      const delivered = await store(a, 'gap2', 'tx');
+      await waitFor('the live event', () => had!.received.length === 1);
+      await waitFor('both pods subscribed', async () => (await pathSubscribers('key')) === 3);
+
+      await proxy.cut();
+      await waitFor('pod c unsubscribed', async () => (await pathSubscribers('key')) === 2);
+      // Acknowledged while pod c hears nothing: its notice never reaches pod c.
+      const pending = await store(a, 'gap1', 'wksigningrequest');
+      await proxy.restore();
+
+      await waitFor('the replay after the gap', () => missed!.received.length === 1, 15_000);
+      const next = [await store(a, 'gap1', 'tx'), await store(a, 'gap2', 'tx')];
+      await waitFor('the next events', () => missed!.received.length === 2 && had!.received.length === 2);
+      expect(missed!.received).to.deep.equal([
+        { event: 'wksigningrequest', data: pending },
+        { event: 'tx', data: next[0] },
+      ]);
+      // The record it already had was not sent again by the replay.
+      expect(had!.received).to.deep.equal([
+        { event: 'tx', data: delivered },
+        { event: 'tx', data: next[1] },
+      ]);
+      expect(missed!.disconnects).to.deep.equal([]);
+    } finally {
+      await c.stop();
+      await proxy.stop();
+    }
   });
 
   it('events flow again after Redis restarts; the REST path answers 503 quickly meanwhile', async () => {

@@ -104,14 +104,24 @@ export class Realtime {
    * so the pod replays each key room's current record; sockets that had it already are skipped by its id.
    */
   private replayAfterGaps(io: RelayServer, replay: Replay): void {
-    const recovered = () =>
-      setImmediate(() => {
-        if (this.stopping) return;
-        this.deps.log.info('socket adapter resubscribed; replaying pending requests');
-        replay.toRooms(io).catch((err: unknown) => this.deps.log.error('replay failed', errorFields(err)));
-      });
-    this.clients.sub.on('ready', recovered);
-    this.clients.sub.on('subscribersReady', recovered);
+    const recovered = async () => {
+      // The mailbox client went through the same outage and may reconnect a moment later.
+      while (!this.stopping) {
+        try {
+          await this.deps.store.whenReady(READY_WAIT_MS);
+          break;
+        } catch (err) {
+          this.deps.log.warn('replay after an adapter gap waiting for Redis', errorFields(err));
+        }
+      }
+      if (this.stopping) return;
+      this.deps.log.info('socket adapter resubscribed; replaying pending requests');
+      await replay.toRooms(io);
+    };
+    const onRecovered = () =>
+      void recovered().catch((err: unknown) => this.deps.log.error('replay failed', errorFields(err)));
+    this.clients.sub.on('ready', onRecovered);
+    this.clients.sub.on('subscribersReady', onRecovered);
   }
 
   private ip(req: IncomingMessage): string {

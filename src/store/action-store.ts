@@ -1,4 +1,4 @@
-import type { RedisClient } from '../redis/clients.js';
+import { waitReady, type RedisClient } from '../redis/clients.js';
 import type { ActionRecord } from '../types.js';
 import type { Keys } from './keys.js';
 import type { WriteAck } from './write-ack.js';
@@ -22,6 +22,11 @@ export class ActionStore {
     await this.redis.set(key, json, 'EX', this.ttlSeconds);
     await this.ack.confirm(key);
     return json;
+  }
+
+  /** Resolves once the mailbox's client is connected; rejects after `timeoutMs`. */
+  whenReady(timeoutMs: number): Promise<void> {
+    return waitReady(this.redis, timeoutMs);
   }
 
   /** The stored record as JSON text, or null: passed through without parsing (payloads reach 1 MB). */
