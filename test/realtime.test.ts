@@ -6,6 +6,8 @@ import { registry } from '../src/metrics.js';
 import { adapterClients, shardedAdapter } from '../src/realtime/adapter.js';
 import { STORED_NOTICE } from '../src/realtime/emitter.js';
 import { waitReady } from '../src/redis/clients.js';
+import { startPrivateRedis, type PrivateRedis } from '../src/redis/server.js';
+import { Redis } from 'ioredis';
 import { post, get, startTestApi, type TestApi } from './helpers/api.js';
 import { redis, testRedis } from './helpers/redis.js';
 import {
@@ -22,6 +24,8 @@ import { waitFor } from './helpers/wait.js';
 
 const KEY_TYPES = Object.keys(ACTION_TYPES).filter((type) => ACTION_TYPES[type]!.side === 'key');
 const WALLET_TYPES = Object.keys(ACTION_TYPES).filter((type) => ACTION_TYPES[type]!.side === 'wallet');
+
+const SYNC = { chain: 'btc', walletIdentity: 'w', keyXpub: 'xpub', wkIdentity: 'wk' };
 
 /** A body every type accepts: a `tx` needs a path, and on a UTXO chain a hex payload. */
 const action = (wkIdentity: string, type: string, payload = 'aa') => ({
@@ -184,35 +188,43 @@ describe('real-time events (SPEC §10)', () => {
   });
 
   it('a burst of 20 mixed requests reaches the sockets on the other pod: all of them, once each, in POST order', async () => {
-    const [keyB, walletB, keyA] = await joined('burst1', [
+    const [keyB, walletB, keyA, walletA] = await joined('burst1', [
       { api: b, side: 'key' },
       { api: b, side: 'wallet' },
       { api: a, side: 'key' },
+      { api: a, side: 'wallet' },
     ]);
     const types = [...Object.keys(ACTION_TYPES), 'note'];
-    const posted: { event: string; data: unknown }[] = [];
-    for (let i = 0; i < 20; i++) {
-      const type = types[i % types.length]!;
-      posted.push({ event: type, data: await store(a, 'burst1', type) });
-    }
-    const expected = (side: Side) => posted.filter((p) => ACTION_TYPES[p.event]?.side === side);
-    for (const [c, side] of [
-      [keyB!, 'key'],
-      [walletB!, 'wallet'],
-      [keyA!, 'key'],
+    // Sent at once: each later request replaces the earlier ones in the mailbox before pod b could look.
+    const posted = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => {
+        const type = types[i % types.length]!;
+        return store(a, 'burst1', type).then((data) => ({ event: type, data }));
+      }),
+    );
+    const ofSide = (side: Side) => posted.filter((p) => ACTION_TYPES[p.event]?.side === side);
+    const marker = async (side: Side) => ({
+      event: side === 'key' ? 'tx' : 'txid',
+      data: await store(a, 'burst1', side === 'key' ? 'tx' : 'txid'),
+    });
+    for (const [side, here, there] of [
+      ['key', keyA!, keyB!],
+      ['wallet', walletA!, walletB!],
     ] as const) {
-      await waitFor(`every ${side} event`, () => c.received.length >= expected(side).length);
-    }
-    // A marker from the same pod: once it is in, anything repeated or late would have come before it.
-    const marker = await store(a, 'burst1', 'tx');
-    for (const [c, side] of [
-      [keyB!, 'key'],
-      [walletB!, 'wallet'],
-      [keyA!, 'key'],
-    ] as const) {
-      const tail = side === 'key' ? [{ event: 'tx', data: marker }] : [];
-      await waitFor('the marker', () => c.received.length >= expected(side).length + tail.length);
-      expect(c.received).to.deep.equal([...expected(side), ...tail]);
+      const expected = ofSide(side);
+      await waitFor(`every ${side} event on pod a`, () => here.received.length >= expected.length);
+      // A marker from the same pod: anything repeated or late on pod b would have come before it.
+      const last = await marker(side);
+      for (const c of [here, there]) {
+        await waitFor('the marker', () => c.received.length >= expected.length + 1);
+      }
+      // Pod a emits in the order it stored; pod b delivers exactly that sequence, each record once.
+      expect(there.received).to.deep.equal(here.received);
+      expect(here.received.at(-1)).to.deep.equal(last);
+      const events = here.received.slice(0, -1);
+      expect(events).to.have.deep.members(expected);
+      const times = events.map((e) => Date.parse((e.data as { createdAt: string }).createdAt));
+      expect(times).to.deep.equal([...times].sort((x, y) => x - y));
     }
   });
 
@@ -224,12 +236,12 @@ describe('real-time events (SPEC §10)', () => {
     await joinsSettled(before, rooms.length);
     for (const socket of sockets) await waitFor('the request', () => socket.received.length >= 1);
     // A second request from the same pod as the first: a repeat of the first would arrive before it.
-    const next = await Promise.all(rooms.map((room, i) => store(i % 2 ? b : a, room, 'chainsyncrequest')));
+    const next = await Promise.all(rooms.map((room, i) => store(i % 2 ? b : a, room, 'publicnoncesrequest')));
     for (const [i, socket] of sockets.entries()) {
       await waitFor('the second request', () => socket.received.length >= 2);
       expect(socket.received).to.deep.equal([
         { event: 'tx', data: records[i] },
-        { event: 'chainsyncrequest', data: next[i] },
+        { event: 'publicnoncesrequest', data: next[i] },
       ]);
     }
   });
@@ -578,5 +590,62 @@ describe('SIGTERM with sockets connected', () => {
       sockets: 3,
       allClosed: true,
     });
+  });
+});
+
+describe('replay inside a write’s WAIT (REDIS_WAIT_REPLICAS=1)', function () {
+  this.timeout(30_000);
+  let master: PrivateRedis;
+  let replica: PrivateRedis;
+  let a: TestApi;
+  let b: TestApi;
+  before(async () => {
+    master = await startPrivateRedis();
+    replica = await startPrivateRedis({ args: ['--replicaof', '127.0.0.1', String(master.port)] });
+    const env = { REDIS_URL: master.url, REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '1000' };
+    await waitFor('the replica', async () => {
+      const probe = await startTestApi(env).catch(() => undefined);
+      if (!probe) return false;
+      const ok = (await post(probe.url, '/v1/sync', SYNC)).status === 200;
+      await probe.stop();
+      return ok;
+    });
+    a = await startTestApi(env);
+    b = await startTestApi(env);
+  });
+  after(async () => {
+    await a?.stop();
+    await b?.stop();
+    await replica?.stop();
+    await master?.stop();
+  });
+
+  it('a join whose replay reads the record before the live event: every socket gets it once', async () => {
+    const sockets = [client(a.url, 'key', undefined), client(b.url, 'key', undefined)];
+    await connected(...sockets);
+    replica.signal('SIGSTOP');
+    let answer: Promise<{ status: number; body: { data: unknown } }>;
+    try {
+      // Stored on the master, not yet confirmed: the POST waits in WAIT, its event not yet emitted.
+      answer = post(a.url, '/v1/action', action('wait1', 'tx'));
+      const probe = new Redis(master.port, '127.0.0.1');
+      await waitFor('the stored record', async () => (await probe.exists('relay:action:wait1')) === 1);
+      probe.disconnect();
+      for (const socket of sockets) socket.socket.emit('join', { wkIdentity: 'wait1' });
+      // Pod b reads the mailbox at once; pod a's read queues behind the WAIT on its own connection.
+      await waitFor('the replay on pod b', () => sockets[1]!.received.length === 1);
+    } finally {
+      replica.signal('SIGCONT');
+    }
+    const res = await answer;
+    expect(res.status).to.equal(200);
+    const next = await post(a.url, '/v1/action', action('wait1', 'wksigningrequest'));
+    for (const socket of sockets) {
+      await waitFor('the next request', () => socket.received.length >= 2);
+      expect(socket.received).to.deep.equal([
+        { event: 'tx', data: res.body.data },
+        { event: 'wksigningrequest', data: next.body.data },
+      ]);
+    }
   });
 });
