@@ -1,6 +1,9 @@
 import { expect } from 'chai';
 import { WebSocket } from 'ws';
-import { BUILT_IN_ACTION_TYPES as ACTION_TYPES, type Side } from '../src/action-types.js';
+import { actionTypeRule, BUILT_IN_ACTION_TYPES as ACTION_TYPES, type Side } from '../src/action-types.js';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { queueKey } from '../src/queue/prefix.js';
+import { PUSH_QUEUE, pushJobId } from '../src/queue/push-jobs.js';
 import { Server } from 'socket.io';
 import { registry } from '../src/metrics.js';
 import { adapterClients, shardedAdapter } from '../src/realtime/adapter.js';
@@ -8,7 +11,7 @@ import { STORED_NOTICE } from '../src/realtime/emitter.js';
 import { waitReady } from '../src/redis/clients.js';
 import { startPrivateRedis, type PrivateRedis } from '../src/redis/server.js';
 import { Redis } from 'ioredis';
-import { post, get, startTestApi, type TestApi } from './helpers/api.js';
+import { post, get, startTestApi, testEnv, type TestApi } from './helpers/api.js';
 import { redis, testRedis } from './helpers/redis.js';
 import {
   connectClient,
@@ -646,6 +649,73 @@ describe('replay inside a write’s WAIT (REDIS_WAIT_REPLICAS=1)', function () {
         { event: 'tx', data: res.body.data },
         { event: 'wksigningrequest', data: next.body.data },
       ]);
+    }
+  });
+});
+
+describe('ACTION_TYPES_EXTRA', () => {
+  for (const [value, message] of [
+    ['[{"type":', 'ACTION_TYPES_EXTRA must be a JSON array (it is not valid JSON)'],
+    [
+      '{"type":"x"}',
+      'ACTION_TYPES_EXTRA must be an array of { type, to: "key"|"wallet", replay, push: { title, body } | null }: / must be array',
+    ],
+    [
+      '[{"type":"x","to":"both","replay":false,"push":null}]',
+      '/0/to must be equal to one of the allowed values',
+    ],
+    ['[{"type":"x","to":"key","replay":false}]', '/0/push'],
+    ['[{"type":"x/y","to":"key","replay":false,"push":null}]', '/0/type'],
+    ['[{"type":"x","to":"wallet","replay":true,"push":null}]', '/0/replay must be equal to constant'],
+    [
+      '[{"type":"x","to":"key","repaly":true,"replay":true,"push":null}]',
+      '/0 must be equal to one of the allowed values',
+    ],
+    ['[{"type":"x","to":"key","replay":true,"push":{"title":"T"}}]', '/0/push'],
+    [
+      '[{"type":"tx","to":"wallet","replay":false,"push":null}]',
+      'ACTION_TYPES_EXTRA may not change the built-in type "tx"',
+    ],
+  ]) {
+    it(`refuses ${value} at start-up with one line naming the variable`, () => {
+      expect(() => loadConfig(testEnv({ ACTION_TYPES_EXTRA: value! }))).to.throw(ConfigError, message!);
+    });
+  }
+
+  it('adds rows without a release: routed to their side, replayed, pushed only when they have a text', async () => {
+    const api = await startTestApi({
+      ACTION_TYPES_EXTRA: JSON.stringify([
+        { type: 'vaultrequest', to: 'key', replay: true, push: null },
+        {
+          type: 'vaultsigned',
+          to: 'wallet',
+          replay: false,
+          push: { title: 'Vault', body: 'Open your wallet' },
+        },
+      ]),
+    });
+    try {
+      expect(actionTypeRule('vaultsigned')).to.deep.equal({
+        side: 'wallet',
+        replay: false,
+        push: { title: 'Vault', body: 'Open your wallet' },
+      });
+      const request = await store(api, 'extra1', 'vaultrequest');
+      const [key, wallet] = await joined('extra1', [
+        { api, side: 'key' },
+        { api, side: 'wallet' },
+      ]);
+      await waitFor('the replay', () => key!.received.length === 1);
+      const reply = await store(api, 'extra1', 'vaultsigned');
+      await waitFor('the reply', () => wallet!.received.length === 1);
+      expect(key!.received).to.deep.equal([{ event: 'vaultrequest', data: request }]);
+      expect(wallet!.received).to.deep.equal([{ event: 'vaultsigned', data: reply }]);
+      // A push of null: no job; a text: one.
+      expect(await redis().lrange(queueKey('relay:', PUSH_QUEUE, 'wait'), 0, -1)).to.deep.equal([
+        pushJobId(reply as { id: string }),
+      ]);
+    } finally {
+      await api.stop();
     }
   });
 });
