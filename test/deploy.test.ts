@@ -1,7 +1,8 @@
 import { execFile, spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
-import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { parseAllDocuments } from 'yaml';
@@ -21,6 +22,7 @@ import {
   repoRoot,
   type Manifest,
 } from './helpers/manifests.js';
+import { FakeFcm } from './helpers/fake-fcm.js';
 import { testRedis } from './helpers/redis.js';
 
 const docs = k8sDocuments();
@@ -119,6 +121,68 @@ describe('deployment manifests', () => {
         const [{ newName, newTag }] = ofKind(docs, 'Kustomization')[0]!.images;
         const images = built.filter((doc) => doc.kind === 'Deployment').map((doc) => container(doc).image);
         expect(images).to.deep.equal([`${newName}:${newTag}`, `${newName}:${newTag}`]);
+      });
+
+      describe('components', () => {
+        /** `kubectl kustomize` of k8s/ with one component, from an overlay outside the repository. */
+        const withComponent = async (component: string): Promise<Manifest[]> => {
+          const overlay = mkdtempSync(join(tmpdir(), 'relay-kustomize-'));
+          try {
+            const base = relative(overlay, join(repoRoot, 'k8s'));
+            writeFileSync(
+              join(overlay, 'kustomization.yaml'),
+              `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ${base}\n` +
+                `components:\n  - ${base}/components/${component}\n`,
+            );
+            const { stdout } = await promisify(execFile)('kubectl', ['kustomize', overlay]);
+            return parseAllDocuments(stdout).map((document) => document.toJS() as Manifest);
+          } finally {
+            rmSync(overlay, { recursive: true, force: true });
+          }
+        };
+
+        for (const component of readdirSync(join(repoRoot, 'k8s/components'))) {
+          it(`${component}: builds with k8s/, every object valid`, async () => {
+            for (const doc of await withComponent(component)) {
+              expect(kubernetesErrors(doc), `${doc.kind}/${doc.metadata.name}`).to.equal(undefined);
+            }
+          });
+        }
+
+        it('push-fcm: the worker sends through FCM with the key mounted from a Secret; API pods need no key', async () => {
+          const built = await withComponent('push-fcm');
+          const data = built.find((doc) => doc.kind === 'ConfigMap')!.data as Record<string, string>;
+          const worker = built.find(
+            (doc) => doc.kind === 'Deployment' && doc.metadata.name === 'multisig-relay-worker',
+          )!;
+          const file = data.FCM_SERVICE_ACCOUNT_FILE!;
+          const mount = container(worker).volumeMounts.find((m: Manifest) =>
+            file.startsWith(`${m.mountPath}/`),
+          );
+          expect(mount).to.include({ name: 'fcm-service-account', readOnly: true });
+          const volume = podSpec(worker).volumes.find((v: Manifest) => v.name === mount.name);
+          expect(volume.secret.secretName).to.equal('multisig-relay-fcm');
+          expect(`${mount.mountPath}/${volume.secret.items[0].path}`).to.equal(file);
+          const api = built.find(
+            (doc) => doc.kind === 'Deployment' && doc.metadata.name !== 'multisig-relay-worker',
+          )!;
+          expect(podSpec(api).volumes?.map((v: Manifest) => v.name) ?? []).to.not.include(
+            'fcm-service-account',
+          );
+
+          // The worker loads its configuration with a real key at that path; the API without one.
+          const fcm = await new FakeFcm().start();
+          const key = fcm.serviceAccountFile();
+          await fcm.stop();
+          const env = { ...podEnv(deployment('worker')), ...data };
+          expect(loadConfig({ ...env, RELAY_ROLE: 'worker', FCM_SERVICE_ACCOUNT_FILE: key }).push).to.include(
+            {
+              provider: 'fcm',
+            },
+          );
+          expect(() => loadConfig({ ...env, RELAY_ROLE: 'worker' })).to.throw(/FCM_SERVICE_ACCOUNT_FILE/);
+          expect(loadConfig({ ...env, RELAY_ROLE: 'api' }).push.provider).to.equal('fcm');
+        });
       });
     }
 

@@ -2,12 +2,15 @@ import { expect } from 'chai';
 import { errorBody, get, post, startTestApi, type TestApi } from './helpers/api.js';
 import {
   keys,
+  shardSubscribers,
   startTopology,
   syncRecord,
   type TestTopology,
   type TopologyName,
 } from './helpers/topologies.js';
+import { connectClient, connected, joinsHandled, joinsSettled } from './helpers/sockets.js';
 import { waitFor } from './helpers/wait.js';
+import { channelPrefix } from '../src/realtime/adapter.js';
 import { startTestWorker, type TestWorker } from './helpers/worker.js';
 import { queueKey } from '../src/queue/prefix.js';
 import { SUPPORT_QUEUE } from '../src/queue/support-jobs.js';
@@ -57,10 +60,11 @@ for (const name of ['sentinel', 'cluster'] as TopologyName[]) {
     let topology: TestTopology;
     let api: TestApi;
     let worker: TestWorker;
+    let env: Record<string, string>;
 
     before(async () => {
       topology = await startTopology(name);
-      const env = { ...topology.env, REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '300' };
+      env = { ...topology.env, REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '300' };
       api = await startTestApi(env);
       worker = await startTestWorker(env);
     });
@@ -86,7 +90,9 @@ for (const name of ['sentinel', 'cluster'] as TopologyName[]) {
 
     it('a master killed under load: only 200 or 503, no acknowledged write lost, recovery without restart', async () => {
       // The master of the support queue, and a record of the same master to probe its recovery with.
-      const { master: victim, replicas } = await topology.serversOf(queueKey('relay:', SUPPORT_QUEUE, 'wait'));
+      const { master: victim, replicas } = await topology.serversOf(
+        queueKey('relay:', SUPPORT_QUEUE, 'wait'),
+      );
       let probe = 'probe-0';
       for (let i = 1; (await topology.serversOf(keys.sync(probe))).master !== victim; i++)
         probe = `probe-${i}`;
@@ -136,10 +142,73 @@ for (const name of ['sentinel', 'cluster'] as TopologyName[]) {
       await waitFor(
         'the form to be delivered',
         async () =>
-          (await topology.admin.zscore(queueKey('relay:', SUPPORT_QUEUE, 'completed'), submitted.body.data.id)) !==
-          null,
+          (await topology.admin.zscore(
+            queueKey('relay:', SUPPORT_QUEUE, 'completed'),
+            submitted.body.data.id,
+          )) !== null,
         20_000,
       );
+    });
+
+    it('sockets: the master of the path’s channel fails over under a key socket on another pod; every acknowledged request reaches it once', async () => {
+      const podB = await startTestApi(env);
+      const room = `${name}-failover-room`;
+      const before = await joinsHandled();
+      const socket = connectClient(podB.url, 'key', { wkIdentity: room });
+      /** POSTs until one is acknowledged (503 while the topology recovers). */
+      const acknowledged = async (action: string) => {
+        let record: { id: string } | undefined;
+        const body = { chain: 'btc', wkIdentity: room, action, payload: 'ab', path: '0-0' };
+        await waitFor(
+          `a ${action} acknowledged`,
+          async () => {
+            const res = await post(api.url, '/v1/action', body).catch(() => undefined);
+            if (res?.status === 200) record = res.body.data;
+            return record !== undefined;
+          },
+          30_000,
+        );
+        return record!;
+      };
+      const ids = () => socket.received.map((r) => (r.data as { id: string }).id);
+      try {
+        await connected(socket);
+        await joinsSettled(before, 1);
+        const channel = `${channelPrefix('relay:', 'key')}#/#`;
+        await waitFor('both pods subscribed', async () => (await shardSubscribers(topology, channel)) >= 2);
+        const first = await acknowledged('tx');
+        await waitFor('the first request', () => ids().includes(first.id));
+
+        const { master: victim } = await topology.serversOf(channel);
+        await victim.stop();
+        await waitFor(
+          'a replica to be promoted',
+          async () => (await topology.serversOf(channel).catch(() => undefined))?.master !== victim,
+          30_000,
+        );
+        // Back as a replica, so WAIT can be satisfied again.
+        await victim.start();
+        const across = await acknowledged('wksigningrequest');
+        await waitFor(
+          'the request acknowledged across the failover',
+          () => ids().includes(across.id),
+          30_000,
+        );
+        const after = await acknowledged('publicnoncesrequest');
+        await waitFor('the request after it', () => ids().includes(after.id), 30_000);
+
+        // Once each, in order (a record stored by a POST that answered 503 may have been replayed too).
+        expect(new Set(ids()).size).to.equal(ids().length);
+        expect(ids().filter((id) => [first.id, across.id, after.id].includes(id))).to.deep.equal([
+          first.id,
+          across.id,
+          after.id,
+        ]);
+        expect(socket.disconnects).to.deep.equal([]);
+      } finally {
+        socket.close();
+        await podB.stop();
+      }
     });
   });
 }

@@ -144,6 +144,25 @@ describe('push notifications (SPEC §11)', () => {
     expect(JSON.stringify(data)).to.not.include('fcm-device-');
   });
 
+  it('the apps’ recovery and chain-sync types are pushed to the right side', async () => {
+    await register(PAIR, 'keyToken', 'k1');
+    await register(PAIR, 'walletToken', 'w1');
+    await startFcmWorker();
+    const sides: Record<string, string> = {
+      recoveryrequest: 'k1',
+      chainsyncrequest: 'k1',
+      recoveryresponse: 'w1',
+      recoverydenied: 'w1',
+      chainsyncrejected: 'w1',
+    };
+    for (const [action, to] of Object.entries(sides)) {
+      await completed(await postAction({ ...TXID, action }));
+      const last = fcm.sends.at(-1)!.json as { message: { token: string; data: object } };
+      expect([last.message.token, last.message.data]).to.deep.equal([token(to), { action }]);
+    }
+    expect(fcm.sends).to.have.length(5);
+  });
+
   it('a reply goes to the wallet tokens; a type the table does not route queues nothing', async () => {
     await register(PAIR, 'keyToken', 'k1');
     await register(PAIR, 'walletToken', 'w1', 'w2');
