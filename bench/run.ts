@@ -1,10 +1,10 @@
 /**
  * `npm run bench`: the relay against a bare node:http + ioredis server on the same Redis, interleaved rounds of
  * GET /v1/sync/{id} at 64 connections, POST /v1/action with a 10 KB payload, the cost of the push enqueue on that
- * POST, and a long run for the relay's memory. Loopback only; raw results go to .bench/. See docs/benchmarks.md.
+ * POST, the cost of a routed type's event (2 KB) against storing only, and a long run for the relay's memory. Loopback only; raw results go to .bench/. See docs/benchmarks.md.
  *
  *   npm run bench -- [--duration 10] [--rounds 5] [--connections 64] [--warmup 3] [--long 60]
- *                    [--runner dist|tsx] [--phases get,post,push,long,sockets] [--profile] [--relay-node-args=--flag]
+ *                    [--runner dist|tsx] [--phases get,post,push,routed,long,sockets] [--profile] [--relay-node-args=--flag]
  *                    [--socket-clients 5000] [--socket-rate 200] [--socket-seconds 20]
  *
  * The sockets phase is not in the default set (it starts two more pods and 5,000 clients):
@@ -43,7 +43,7 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '3' },
     long: { type: 'string', default: '60' },
     runner: { type: 'string', default: 'dist' },
-    phases: { type: 'string', default: 'get,post,push,long' },
+    phases: { type: 'string', default: 'get,post,push,routed,long' },
     'relay-node-args': { type: 'string', default: '' },
     profile: { type: 'boolean', default: false },
     'socket-clients': { type: 'string', default: '5000' },
@@ -217,52 +217,100 @@ async function postRounds(relay: Child, raw: Record<string, Measured['raw'][]>):
   return results;
 }
 
-interface PushRound {
+/** One round of two POST /v1/action bodies on the same relay: `with` the cost measured, `without` it. */
+interface PairedRound {
   round: number;
-  enqueue: Summary;
-  none: Summary;
+  with: Summary;
+  without: Summary;
   rpsRatio: number;
   cpuRatio: number;
 }
 
+interface Paired {
+  title: string;
+  /** Raw-result keys and row labels of the two bodies. */
+  names: { with: string; without: string };
+  bodies: { with: string; without: string };
+}
+
 /**
- * The enqueue's share of POST /v1/action: a routed type (`tx`: stored, then a push job added) against an
- * unrouted one (stored only) on the same relay, alternating which goes first so drift cancels out.
+ * Two bodies alternately, alternating which goes first so drift cancels out: the ratio is the share of what
+ * the first body costs beyond the second.
  */
-async function pushRounds(relay: Child, raw: Record<string, Measured['raw'][]>): Promise<PushRound[]> {
-  out(`POST /v1/action with and without the push enqueue: ${rounds} interleaved rounds of ${duration} s`);
-  await postAction(relay, warmup, connections, ACTION_BODY);
-  await postAction(relay, warmup, connections, UNROUTED_BODY);
+async function pairedRounds(
+  relay: Child,
+  raw: Record<string, Measured['raw'][]>,
+  paired: Paired,
+): Promise<{ rounds: PairedRound[]; rpsRatio: number; cpuRatio: number }> {
+  out(`${paired.title}: ${rounds} interleaved rounds of ${duration} s`);
+  await postAction(relay, warmup, connections, paired.bodies.with);
+  await postAction(relay, warmup, connections, paired.bodies.without);
   out(HEADER + ['rps ratio', 'cpu ratio'].map((h) => h.padStart(10)).join(''));
-  const results: PushRound[] = [];
+  const results: PairedRound[] = [];
   for (let i = 1; i <= rounds; i++) {
     const run = (body: string) => postAction(relay, duration, connections, body);
-    let enqueue: Measured;
-    let none: Measured;
+    let measured: Measured;
+    let baseline: Measured;
     if (i % 2) {
-      enqueue = await run(ACTION_BODY);
-      none = await run(UNROUTED_BODY);
+      measured = await run(paired.bodies.with);
+      baseline = await run(paired.bodies.without);
     } else {
-      none = await run(UNROUTED_BODY);
-      enqueue = await run(ACTION_BODY);
+      baseline = await run(paired.bodies.without);
+      measured = await run(paired.bodies.with);
     }
-    (raw.postPush ??= []).push(enqueue.raw);
-    (raw.postNoPush ??= []).push(none.raw);
-    const row: PushRound = {
+    (raw[paired.names.with] ??= []).push(measured.raw);
+    (raw[paired.names.without] ??= []).push(baseline.raw);
+    const row: PairedRound = {
       round: i,
-      enqueue: enqueue.summary,
-      none: none.summary,
-      rpsRatio: round(enqueue.summary.rps / none.summary.rps, 2),
-      cpuRatio: round(enqueue.summary.cpuUsPerRequest / none.summary.cpuUsPerRequest, 2),
+      with: measured.summary,
+      without: baseline.summary,
+      rpsRatio: round(measured.summary.rps / baseline.summary.rps, 2),
+      cpuRatio: round(measured.summary.cpuUsPerRequest / baseline.summary.cpuUsPerRequest, 2),
     };
     results.push(row);
-    out(`${`round ${i} no push`.padEnd(22)} ${fmt(row.none)}`);
+    out(`${`round ${i} ${paired.names.without}`.padEnd(22)} ${fmt(row.without)}`);
     out(
-      `${`round ${i} push`.padEnd(22)} ${fmt(row.enqueue)}${[row.rpsRatio, row.cpuRatio].map((v) => String(v).padStart(10)).join('')}`,
+      `${`round ${i} ${paired.names.with}`.padEnd(22)} ${fmt(row.with)}${[row.rpsRatio, row.cpuRatio].map((v) => String(v).padStart(10)).join('')}`,
     );
   }
-  return results;
+  return {
+    rounds: results,
+    rpsRatio: median(results.map((r) => r.rpsRatio)),
+    cpuRatio: median(results.map((r) => r.cpuRatio)),
+  };
 }
+
+/**
+ * The push enqueue's share of POST /v1/action: a routed type (`tx`: stored, its event emitted, a push job
+ * added) against an unrouted one (stored only).
+ */
+const PUSH_PAIR: Paired = {
+  title: 'POST /v1/action with and without the push enqueue',
+  names: { with: 'postPush', without: 'postNoPush' },
+  bodies: { with: ACTION_BODY, without: UNROUTED_BODY },
+};
+
+/**
+ * The delivery guarantee's share of POST /v1/action: a 2 KB request of a type routed to the key sockets but
+ * never pushed (an ACTION_TYPES_EXTRA row of the benchmark's relay), whose cross-pod notice carries the record,
+ * against the same request under an unrouted type (stored only).
+ */
+const ROUTED_PAIR: Paired = {
+  title: 'POST /v1/action 2 KB routed (event with the record) and stored only',
+  names: { with: 'routed', without: 'storedOnly' },
+  bodies: {
+    with: JSON.stringify({
+      ...(JSON.parse(ACTION_BODY) as object),
+      action: 'benchrouted',
+      payload: '0a'.repeat(1024),
+    }),
+    without: JSON.stringify({
+      ...(JSON.parse(ACTION_BODY) as object),
+      action: 'benchnote',
+      payload: '0a'.repeat(1024),
+    }),
+  },
+};
 
 interface LongRun {
   seconds: number;
@@ -331,6 +379,8 @@ const RELAY_ENV = {
   WRITE_BUDGET_BYTES: String(1024 ** 4),
   // Every benchmark client connects from 127.0.0.1.
   SOCKETS_PER_IP: '1000000',
+  // The routed phase's type: emitted to the key sockets (the notice with the record), never pushed.
+  ACTION_TYPES_EXTRA: JSON.stringify([{ type: 'benchrouted', to: 'key', replay: true, push: null }]),
 };
 
 async function main(): Promise<void> {
@@ -378,16 +428,10 @@ async function main(): Promise<void> {
     post = { rounds: postResults, median: medianSummary(postResults) };
     out();
   }
-  let push: { rounds: PushRound[]; rpsRatio: number; cpuRatio: number } | undefined;
-  if (phases.has('push') && withAction) {
-    const pushResults = await pushRounds(relay, raw);
-    push = {
-      rounds: pushResults,
-      rpsRatio: median(pushResults.map((r) => r.rpsRatio)),
-      cpuRatio: median(pushResults.map((r) => r.cpuRatio)),
-    };
-    out();
-  }
+  const push = phases.has('push') && withAction ? await pairedRounds(relay, raw, PUSH_PAIR) : undefined;
+  if (push) out();
+  const routed = phases.has('routed') && withAction ? await pairedRounds(relay, raw, ROUTED_PAIR) : undefined;
+  if (routed) out();
   const long = phases.has('long') && longSeconds > 0 ? await longRun(relay, withAction, idle) : undefined;
   const sockets = phases.has('sockets')
     ? await socketsPhase({
@@ -433,6 +477,10 @@ async function main(): Promise<void> {
     out(`POST /v1/action throughput with/without the push enqueue: median ${push.rpsRatio}`);
     out(`POST /v1/action CPU per request with/without the push enqueue: median ${push.cpuRatio}`);
   }
+  if (routed) {
+    out(`POST /v1/action 2 KB throughput routed/stored only: median ${routed.rpsRatio}`);
+    out(`POST /v1/action 2 KB CPU per request routed/stored only: median ${routed.cpuRatio}`);
+  }
   if (long) {
     out(
       `relay RSS after ${long.seconds} s: ${long.after.rssMb} MB (target < 150: ${verdict(long.after.rssMb < 150)})`,
@@ -464,6 +512,7 @@ async function main(): Promise<void> {
         get,
         post,
         push,
+        routed,
         long,
         sockets,
         raw,
