@@ -1,4 +1,3 @@
-import { Queue } from 'bullmq';
 import { expect } from 'chai';
 import { writeFileSync } from 'node:fs';
 import { ConfigError, loadConfig } from '../src/config.js';
@@ -9,7 +8,7 @@ import { PUSH_QUEUE, pushJobId, tokenDigest } from '../src/queue/push-jobs.js';
 import { createRedis } from '../src/redis/clients.js';
 import { keysFor } from '../src/store/keys.js';
 import { WriteAck } from '../src/store/write-ack.js';
-import { queueKey, queuePrefix } from '../src/queue/prefix.js';
+import { queueKey } from '../src/queue/prefix.js';
 import { THIRD_PARTY_AUTH_REASON } from '../src/providers/push/fcm.js';
 import { TokenStore } from '../src/store/token-store.js';
 import type { ActionRecord } from '../src/types.js';
@@ -24,7 +23,7 @@ import {
   UNREGISTERED,
 } from './helpers/fake-fcm.js';
 import { parsePrometheus, valueOf } from './helpers/prometheus.js';
-import { redis, testRedis, testTopology } from './helpers/redis.js';
+import { redis, testTopology } from './helpers/redis.js';
 import { waitFor } from './helpers/wait.js';
 import { startTestWorker, type TestWorker } from './helpers/worker.js';
 
@@ -41,8 +40,6 @@ const keys = keysFor('relay:');
 const jobKey = (id: string) => queueKey('relay:', PUSH_QUEUE, id);
 const isCompleted = async (id: string) =>
   (await redis().zscore(queueKey('relay:', PUSH_QUEUE, 'completed'), id)) !== null;
-const isDelayed = async (id: string) =>
-  (await redis().zscore(queueKey('relay:', PUSH_QUEUE, 'delayed'), id)) !== null;
 const jobData = async (id: string) => JSON.parse((await redis().hget(jobKey(id), 'data'))!);
 
 async function metric(name: string, labels: Record<string, string> = {}): Promise<number> {
