@@ -48,7 +48,7 @@ export interface RedisNode {
   port: number;
 }
 
-/** Where Redis is (SPEC §12): exactly one of the three topologies. */
+/** Where Redis is (docs/operations.md, Redis topologies): exactly one of the three topologies. */
 export type RedisTopology =
   | {
       kind: 'standalone';

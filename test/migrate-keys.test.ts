@@ -89,10 +89,12 @@ for (const name of ['standalone', 'cluster'] as TopologyName[]) {
 
       expect(await admin.lrange('relay:{bull:support}:support:wait', 0, -1)).to.deep.equal(['contact-1']);
       expect(await admin.zrange('relay:{bull:support}:support:delayed', 0, -1)).to.deep.equal(['ticket-1']);
-      expect(JSON.parse((await admin.hget('relay:{bull:support}:support:contact-1', 'data'))!)).to.deep.equal({
-        kind: 'contact',
-        name: 'Ann',
-      });
+      expect(JSON.parse((await admin.hget('relay:{bull:support}:support:contact-1', 'data'))!)).to.deep.equal(
+        {
+          kind: 'contact',
+          name: 'Ann',
+        },
+      );
       expect(JSON.parse((await admin.hget('relay:{bull:support}:support:contact-1', 'opts'))!)).to.include({
         attempts: 12,
       });

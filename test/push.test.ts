@@ -46,7 +46,7 @@ async function metric(name: string, labels: Record<string, string> = {}): Promis
   return valueOf(parsePrometheus(await registry.metrics()), name, labels);
 }
 
-describe('push notifications (SPEC §11)', () => {
+describe('push notifications', () => {
   let api: TestApi;
   let fcm: FakeFcm;
   let worker: TestWorker | undefined;

@@ -41,14 +41,20 @@ describe('market refresh job schedulers (BullMQ)', () => {
       gaps.every((gap) => gap >= 500),
       `gaps between price fetches: ${gaps.join(', ')} ms`,
     ).to.equal(true);
-    expect(await redis().zrange('relay:{bull:refresh}:refresh:repeat', 0, -1)).to.have.members(['fees', 'rates']);
+    expect(await redis().zrange('relay:{bull:refresh}:refresh:repeat', 0, -1)).to.have.members([
+      'fees',
+      'rates',
+    ]);
   });
 
   const refreshesAgain = async () => {
     await waitFor(async () => (await redis().exists('relay:rates', 'relay:fees')) === 2);
     const seen = fakes.crypto.requests.length;
     await waitFor(() => fakes.crypto.requests.length > seen);
-    expect(await redis().zrange('relay:{bull:refresh}:refresh:repeat', 0, -1)).to.have.members(['fees', 'rates']);
+    expect(await redis().zrange('relay:{bull:refresh}:refresh:repeat', 0, -1)).to.have.members([
+      'fees',
+      'rates',
+    ]);
   };
 
   it('Redis losing its data (FLUSHALL): the worker re-creates its schedules and rates and fees come back', async () => {

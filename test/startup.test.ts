@@ -254,7 +254,8 @@ describe('the relay as a process: start-up, shutdown and its logs', function () 
         expect(await runNode(['scripts/jobs.ts', ...args], testEnv())).to.deep.equal({
           code: 1,
           stdout: '',
-          stderr: 'usage: npm run jobs -- [--queue support|push|refresh] failed | retry <job id> | retry-all\n',
+          stderr:
+            'usage: npm run jobs -- [--queue support|push|refresh] failed | retry <job id> | retry-all\n',
         });
       });
     }

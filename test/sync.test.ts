@@ -37,7 +37,8 @@ describe('POST /v1/sync and GET /v1/sync/{id}', () => {
       redeemScript: '5221' + 'ab'.repeat(33) + '21' + 'cd'.repeat(33) + '52ae',
       witnessScript: '0020' + 'ef'.repeat(32),
       recoveryXpub: 'Zpub' + 'x'.repeat(107),
-      xpubSignature: 'H9L5yLFjti0QTHhPyFrZCT1V/MMnBtXKmoiKDZ78NDBjERki6ZTQZdSMCtkgoNmp17By9ItJr8o7ChX0XxY91nk=',
+      xpubSignature:
+        'H9L5yLFjti0QTHhPyFrZCT1V/MMnBtXKmoiKDZ78NDBjERki6ZTQZdSMCtkgoNmp17By9ItJr8o7ChX0XxY91nk=',
     };
     // Sent in another order: stored in the documented one.
     const shuffled = Object.fromEntries(Object.entries(full).reverse());

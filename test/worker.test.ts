@@ -24,7 +24,8 @@ const PERSONAL = [EMAIL, 'Cannot <sign>', 'Line 1', 'Ann Example', 'please call'
 const jobKey = (id: string) => `relay:{bull:support}:support:${id}`;
 const isCompleted = async (id: string) =>
   (await redis().zscore('relay:{bull:support}:support:completed', id)) !== null;
-const isFailed = async (id: string) => (await redis().zscore('relay:{bull:support}:support:failed', id)) !== null;
+const isFailed = async (id: string) =>
+  (await redis().zscore('relay:{bull:support}:support:failed', id)) !== null;
 const attemptsMade = async (id: string) => Number((await redis().hget(jobKey(id), 'atm')) ?? 0);
 const returnValue = async (id: string): Promise<unknown> =>
   JSON.parse((await redis().hget(jobKey(id), 'returnvalue'))!);
