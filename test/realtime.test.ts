@@ -22,6 +22,7 @@ import {
   pathSubscribers,
   type TestClient,
 } from './helpers/sockets.js';
+import { startApiPod } from './helpers/child.js';
 import { TcpProxy } from './helpers/tcp-proxy.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -55,6 +56,32 @@ afterEach(() => {
   for (const made of clients.splice(0)) made.close();
 });
 
+/**
+ * A client on a pod in another process (no metrics to watch there): joined once a probe stored through pod a
+ * reaches it; the probes are then forgotten.
+ */
+async function joinedOn(url: string, side: Side, room: string): Promise<TestClient> {
+  const made = client(url, side, { wkIdentity: room });
+  await connected(made);
+  const probe = side === 'key' ? 'tx' : 'txid';
+  await waitFor(`the ${side} socket joined`, async () => {
+    await store(probeApi!, room, probe);
+    const deadline = Date.now() + 500;
+    while (made.received.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    return made.received.length > 0;
+  });
+  // The last probe may still be on its way: wait until the socket went quiet on a probe of its own.
+  const marker = await store(probeApi!, room, probe);
+  await waitFor('the last probe', () =>
+    made.received.some((r) => (r.data as { id: string }).id === (marker as { id: string }).id),
+  );
+  made.received.length = 0;
+  return made;
+}
+
+/** The pod `joinedOn` stores its probes through. */
+let probeApi: TestApi | undefined;
+
 /** Connects clients that each join `room`, and waits until every join is handled (a replay is sent, maybe not yet received). */
 async function joined(room: string, placements: { api: TestApi; side: Side }[]): Promise<TestClient[]> {
   const before = await joinsHandled();
@@ -70,6 +97,7 @@ describe('real-time events', () => {
   before(async () => {
     a = await startTestApi();
     b = await startTestApi();
+    probeApi = a;
   });
   after(async () => {
     await a.stop();
@@ -190,44 +218,48 @@ describe('real-time events', () => {
     }
   });
 
-  it('a burst of 20 mixed requests reaches the sockets on the other pod: all of them, once each, in POST order', async () => {
-    const [keyB, walletB, keyA, walletA] = await joined('burst1', [
-      { api: b, side: 'key' },
-      { api: b, side: 'wallet' },
-      { api: a, side: 'key' },
-      { api: a, side: 'wallet' },
-    ]);
-    const types = [...Object.keys(ACTION_TYPES), 'note'];
-    // Sent at once: each later request replaces the earlier ones in the mailbox before pod b could look.
-    const posted = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => {
-        const type = types[i % types.length]!;
-        return store(a, 'burst1', type).then((data) => ({ event: type, data }));
-      }),
-    );
-    const ofSide = (side: Side) => posted.filter((p) => ACTION_TYPES[p.event]?.side === side);
-    const marker = async (side: Side) => ({
-      event: side === 'key' ? 'tx' : 'txid',
-      data: await store(a, 'burst1', side === 'key' ? 'tx' : 'txid'),
-    });
-    for (const [side, here, there] of [
-      ['key', keyA!, keyB!],
-      ['wallet', walletA!, walletB!],
-    ] as const) {
-      const expected = ofSide(side);
-      await waitFor(`every ${side} event on pod a`, () => here.received.length >= expected.length);
-      // A marker from the same pod: anything repeated or late on pod b would have come before it.
-      const last = await marker(side);
-      for (const c of [here, there]) {
-        await waitFor('the marker', () => c.received.length >= expected.length + 1);
+  it('a burst of 20 mixed requests reaches the sockets on another pod (its own process): all of them, once each, in POST order', async function () {
+    this.timeout(60_000);
+    const c = await startApiPod();
+    try {
+      const keyC = await joinedOn(c.url, 'key', 'burst1');
+      const walletC = await joinedOn(c.url, 'wallet', 'burst1');
+      // Joined after the probes: the mailbox holds a wallet probe, which is not replayed.
+      const [keyA, walletA] = await joined('burst1', [
+        { api: a, side: 'key' },
+        { api: a, side: 'wallet' },
+      ]);
+      const types = [...Object.keys(ACTION_TYPES), 'note'];
+      // Sent at once: each later request replaces the earlier ones in the mailbox before pod c could look.
+      const posted = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => {
+          const type = types[i % types.length]!;
+          return store(a, 'burst1', type).then((data) => ({ event: type, data }));
+        }),
+      );
+      const ofSide = (side: Side) => posted.filter((p) => ACTION_TYPES[p.event]?.side === side);
+      for (const [side, here, there] of [
+        ['key', keyA!, keyC],
+        ['wallet', walletA!, walletC],
+      ] as const) {
+        const expected = ofSide(side);
+        await waitFor(`every ${side} event on pod a`, () => here.received.length >= expected.length);
+        // A marker from the same pod: anything repeated or late on pod c would have come before it.
+        const type = side === 'key' ? 'tx' : 'txid';
+        const last = { event: type, data: await store(a, 'burst1', type) };
+        for (const socket of [here, there]) {
+          await waitFor('the marker', () => socket.received.length >= expected.length + 1);
+        }
+        // Pod a emits in the order it stored; pod c delivers exactly that sequence, each record once.
+        expect(there.received).to.deep.equal(here.received);
+        expect(here.received.at(-1)).to.deep.equal(last);
+        const events = here.received.slice(0, -1);
+        expect(events).to.have.deep.members(expected);
+        const times = events.map((e) => Date.parse((e.data as { createdAt: string }).createdAt));
+        expect(times).to.deep.equal([...times].sort((x, y) => x - y));
       }
-      // Pod a emits in the order it stored; pod b delivers exactly that sequence, each record once.
-      expect(there.received).to.deep.equal(here.received);
-      expect(here.received.at(-1)).to.deep.equal(last);
-      const events = here.received.slice(0, -1);
-      expect(events).to.have.deep.members(expected);
-      const times = events.map((e) => Date.parse((e.data as { createdAt: string }).createdAt));
-      expect(times).to.deep.equal([...times].sort((x, y) => x - y));
+    } finally {
+      await c.stop();
     }
   });
 

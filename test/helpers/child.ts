@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { freePort } from '../../src/redis/server.js';
+import { testEnv, waitUntilReady } from './api.js';
 
 /** `node --import=tsx <script>`: how the tests run the relay and its scripts as separate processes. */
 export const TSX = ['--import=tsx'];
@@ -96,4 +98,33 @@ export function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** An API pod in a process of its own (`src/main.ts`, RELAY_ROLE=api) on a free port. */
+export interface ApiPod {
+  url: string;
+  child: Child;
+  /** SIGTERM, then the exit (SIGKILL if it hangs). */
+  stop(): Promise<void>;
+}
+
+export async function startApiPod(overrides: Record<string, string> = {}): Promise<ApiPod> {
+  const port = await freePort();
+  const child = spawnNode(['src/main.ts'], testEnv({ RELAY_ROLE: 'api', PORT: String(port), ...overrides }));
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitUntilReady(url, 20_000);
+  } catch (err) {
+    child.kill();
+    throw new Error(`${(err as Error).message}: ${child.stderr}${child.stdout.slice(-2000)}`);
+  }
+  return {
+    url,
+    child,
+    stop: async () => {
+      child.process.kill('SIGTERM');
+      await child.exit(10_000);
+      child.kill();
+    },
+  };
 }
