@@ -116,7 +116,7 @@ export async function startApiPod(overrides: Record<string, string> = {}): Promi
     await waitUntilReady(url, 20_000);
   } catch (err) {
     child.kill();
-    throw new Error(`${(err as Error).message}: ${child.stderr}${child.stdout.slice(-2000)}`);
+    throw new Error(`${(err as Error).message}: ${child.stderr}${child.stdout.slice(-2000)}`, { cause: err });
   }
   return {
     url,
