@@ -655,6 +655,29 @@ describe('replay inside a write’s WAIT (REDIS_WAIT_REPLICAS=1)', function () {
     await master?.stop();
   });
 
+  it('20 joins racing 20 POSTs over two pods while writes wait for the replica: each socket gets its request once', async () => {
+    const rooms = Array.from({ length: 20 }, (_, i) => `wrace${i}`);
+    const sockets = rooms.map((_, i) => client((i % 2 ? a : b).url, 'key', undefined));
+    await connected(...sockets);
+    const before = await joinsHandled();
+    const posts = rooms.map((room, i) => post((i % 2 ? b : a).url, '/v1/action', action(room, 'tx')));
+    sockets.forEach((socket, i) => socket.socket.emit('join', { wkIdentity: rooms[i] }));
+    const records = (await Promise.all(posts)).map((res) => {
+      expect(res.status).to.equal(200);
+      return res.body.data;
+    });
+    await joinsSettled(before, rooms.length);
+    for (const socket of sockets) await waitFor('the request', () => socket.received.length >= 1);
+    const next = await Promise.all(rooms.map((room, i) => store(i % 2 ? b : a, room, 'publicnoncesrequest')));
+    for (const [i, socket] of sockets.entries()) {
+      await waitFor('the second request', () => socket.received.length >= 2);
+      expect(socket.received).to.deep.equal([
+        { event: 'tx', data: records[i] },
+        { event: 'publicnoncesrequest', data: next[i] },
+      ]);
+    }
+  });
+
   it('a join whose replay reads the record before the live event: every socket gets it once', async () => {
     const sockets = [client(a.url, 'key', undefined), client(b.url, 'key', undefined)];
     await connected(...sockets);
