@@ -81,7 +81,7 @@ const socketJoins = new Counter({
 
 const socketEvents = new Counter({
   name: 'relay_socket_events_total',
-  help: 'Action events sent by this pod, by action type (live: to its sockets of the pair room; replay: to one socket).',
+  help: 'Action events this pod sent, one per socket, by action type (live: as stored; replay: on a join or after an adapter gap); a record a socket already had is not counted.',
   labelNames: ['type', 'delivery'] as const,
   registers: [registry],
 });
