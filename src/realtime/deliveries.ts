@@ -15,8 +15,10 @@ export type Delivery = 'live' | 'replay';
 /** Sends `record` to this connection unless it already had it; true when sent. */
 export function sendOnce(socket: RelaySocket, record: ActionRecord, delivery: Delivery): boolean {
   const sent = (socket.data.delivered ??= new Set<string>());
-  if (sent.has(record.id)) return false;
-  sent.add(record.id);
+  // Records stored by the previous release (until their TTL after an upgrade) have no id.
+  const id = record.id ?? `${record.createdAt}\n${record.action}`;
+  if (sent.has(id)) return false;
+  sent.add(id);
   if (sent.size > REMEMBERED) sent.delete(sent.values().next().value!);
   socket.emit(record.action, record);
   socketMetrics.emitted(record.action, delivery);
