@@ -24,6 +24,8 @@ import {
   type TestClient,
 } from './helpers/sockets.js';
 import { waitFor } from './helpers/wait.js';
+import { FakeFcm } from './helpers/fake-fcm.js';
+import { startTestWorker } from './helpers/worker.js';
 
 const keys = keysFor('relay:');
 const tx = (pair: Pair = PAIR, payload = 'deadbeef') => ({
@@ -591,6 +593,55 @@ describe('stranger bounds', () => {
       expect(await joinsHandled('too_many_rooms')).to.equal(over + 1);
     } finally {
       await api.stop();
+    }
+  });
+
+  it('PUSH_PER_PAIR_PER_MINUTE: past it the action is stored and emitted, its push skipped and counted', async () => {
+    const fcm = await new FakeFcm().start();
+    const api = await startTestApi();
+    const worker = await startTestWorker({
+      PUSH_PROVIDER: 'fcm',
+      FCM_SERVICE_ACCOUNT_FILE: fcm.serviceAccountFile(),
+      FCM_API_URL: fcm.url,
+      PUSH_PER_PAIR_PER_MINUTE: '2',
+    });
+    try {
+      const pair = 'pair-p';
+      for (const side of ['keyToken', 'walletToken']) {
+        expect((await post(api.url, '/v1/token', { wkIdentity: pair, [side]: `${side}-1` })).status).to.equal(
+          200,
+        );
+      }
+      const before = await joinsHandled();
+      const keyApp = connectClient(api.url, 'key', { wkIdentity: pair });
+      clients.push(keyApp);
+      await joinsSettled(before, 1);
+      const request = (n: number) => ({ ...tx(), wkIdentity: pair, payload: `0${n}` });
+      // One at a time: a job whose record was already replaced would be skipped as superseded instead.
+      for (const n of [1, 2]) {
+        expect((await post(api.url, '/v1/action', request(n))).status).to.equal(200);
+        await waitFor(`push ${n}`, () => fcm.sends.length === n);
+      }
+      const throttled = await metric('relay_push_skipped_total', { reason: 'throttled' });
+      const third = await post(api.url, '/v1/action', request(3));
+      expect(third.status).to.equal(200);
+      await waitFor(
+        'the push to be skipped',
+        async () => (await metric('relay_push_skipped_total', { reason: 'throttled' })) === throttled + 1,
+      );
+      expect(fcm.sentTo()).to.deep.equal(['keyToken-1', 'keyToken-1']);
+      expect((await get(api.url, `/v1/action/${pair}`)).body.data).to.deep.equal(third.body.data);
+      await waitFor('three events', () => dataOf(keyApp, 'tx').length === 3);
+      expect(await redis().get(keys.pushCount(pair, 'key'))).to.equal('3');
+      expect(await redis().pttl(keys.pushCount(pair, 'key'))).to.be.within(1, 60_000);
+      // The other side of the pair has its own count.
+      expect((await post(api.url, '/v1/action', { ...txid(), wkIdentity: pair })).status).to.equal(200);
+      await waitFor('the wallet push', () => fcm.sends.length === 3);
+      expect(fcm.sentTo()[2]).to.equal('walletToken-1');
+    } finally {
+      await worker.stop();
+      await api.stop();
+      await fcm.stop();
     }
   });
 
