@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { p2pkhAddress, p2wshProgram, sha256, signedMessageDigest, verifyDigest } from './bitcoin.js';
+import { p2pkhAddress, p2wshProgram, sha256, verifyMessage } from './bitcoin.js';
 
 /**
  * The identity checks of a signed request (docs/api.md, "Identity-signed requests"), in their fixed order,
@@ -206,8 +206,7 @@ function check(request: SignedRequest, nowMs: number, windowMs: number): Verifie
     refuse(location, 'message/data', 'data', 'data is not the hash of this request');
   }
   // 10
-  const digest = signedMessageDigest(Buffer.from(body.message as string, 'utf8'));
-  if (!verifyDigest(signature.subarray(1), digest, Buffer.from(publicKey, 'hex'))) {
+  if (!verifyMessage(Buffer.from(body.message as string, 'utf8'), signature.subarray(1), Buffer.from(publicKey, 'hex'))) {
     refuse(location, 'signature', 'signature', 'the signature does not verify for publicKey');
   }
   // 11: the record a signed sync writes is keyed by the wallet's identity, which must be the pair's too.
