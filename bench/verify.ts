@@ -40,7 +40,7 @@ export interface VerifyFigures {
   relayChecks: number;
   /** The curve step alone, with @noble/curves 2 (JavaScript). */
   curveNoble: number;
-  /** The relay's curve step (key import, framing, hash, verify). */
+  /** The relay's curve step (framing, hash, verify) for a signer whose key it imported before. */
   curveRelay: number;
   /** node:crypto: the key imported per request (it differs per pair), then crypto.verify. */
   curveNodeImportAndVerify: number;

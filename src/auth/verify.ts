@@ -206,7 +206,13 @@ function check(request: SignedRequest, nowMs: number, windowMs: number): Verifie
     refuse(location, 'message/data', 'data', 'data is not the hash of this request');
   }
   // 10
-  if (!verifyMessage(Buffer.from(body.message as string, 'utf8'), signature.subarray(1), Buffer.from(publicKey, 'hex'))) {
+  if (
+    !verifyMessage(
+      Buffer.from(body.message as string, 'utf8'),
+      signature.subarray(1),
+      Buffer.from(publicKey, 'hex'),
+    )
+  ) {
     refuse(location, 'signature', 'signature', 'the signature does not verify for publicKey');
   }
   // 11: the record a signed sync writes is keyed by the wallet's identity, which must be the pair's too.
