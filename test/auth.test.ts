@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { registry } from '../src/metrics.js';
 import { keysFor } from '../src/store/keys.js';
-import { errorBody, get, post, startTestApi, type Reply, type TestApi } from './helpers/api.js';
+import { errorBody, get, post, startTestApi, testEnv, type Reply, type TestApi } from './helpers/api.js';
+import { runNode } from './helpers/child.js';
 import { parsePrometheus, valueOf } from './helpers/prometheus.js';
 import { redis, testRedis } from './helpers/redis.js';
 import {
@@ -104,6 +105,15 @@ describe('identity-signed requests: configuration', () => {
       expect(() => loadConfig(env)).to.throw(ConfigError, message);
     });
   }
+
+  it('sync=required stops start-up with one line saying why (exit code 2)', async () => {
+    const run = await runNode(['src/main.ts'], testEnv({ AUTH_ROUTES: 'action=required,sync=required' }));
+    expect(run.code).to.equal(2);
+    expect(run.stdout).to.equal('');
+    expect(run.stderr).to.equal(
+      'multisig-relay: invalid configuration: AUTH_ROUTES/AUTH_MODE make POST /v1/sync required, but no key app signs its sync: set sync=optional or sync=off in AUTH_ROUTES\n',
+    );
+  });
 
   it('AUTH_MODE=required with sync=optional starts', () => {
     expect(loadConfig({ AUTH_MODE: 'required', AUTH_ROUTES: 'sync=optional' }).auth.modes.sync).to.equal(
@@ -685,6 +695,24 @@ describe('stranger bounds', () => {
         errorBody(res, 'RATE_LIMITED', 'Too many bytes written from this address; retry later.'),
       );
       expect(await redis().exists(keys.tokens('pair-b', 'key'))).to.equal(0);
+    } finally {
+      await api.stop();
+    }
+  });
+
+  it('the socket cap counts an IPv6 client by its /64', async () => {
+    const api = await startTestApi({ TRUST_PROXY_HOPS: '1', SOCKETS_PER_IP: '1' });
+    try {
+      const from = (ip: string) => {
+        const client = connectClient(api.url, 'key', undefined, { extraHeaders: { 'X-Forwarded-For': ip } });
+        clients.push(client);
+        return client;
+      };
+      await connected(from('2001:db8:5:6::1'));
+      const sameBlock = from('2001:db8:5:6::2');
+      await waitFor('the handshake to be refused', () => sameBlock.connectErrors.length > 0);
+      sameBlock.close();
+      await connected(from('2001:db8:5:7::1'));
     } finally {
       await api.stop();
     }
