@@ -500,6 +500,20 @@ describe('identity-signed requests: pins', () => {
     await joinsSettled(before, 3);
     expect(keySide.socket.connected).to.equal(true);
   });
+  it('Redis unreachable with AUTH_PIN_JOINS=true: an unsigned join is refused (its pin cannot be read)', async () => {
+    const client = connectClient(pinJoins.url, 'wallet', undefined);
+    clients.push(client);
+    await connected(client);
+    await testRedis().stop();
+    try {
+      client.socket.emit('join', { wkIdentity: freshPair(0x6d).wkIdentity });
+      await waitFor('the socket to be disconnected', () =>
+        client.disconnects.includes('io server disconnect'),
+      );
+    } finally {
+      await testRedis().start();
+    }
+  });
 });
 
 describe('identity-signed requests: socket joins', () => {
