@@ -305,6 +305,51 @@ describe('identity-signed requests: replays, binding, sync and token', () => {
     }
   });
 
+  it('a 503 after the nonce was spent (WAIT saw no replica) gives it back: the honest retry works once', async () => {
+    const unreplicated = await startTestApi({ REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '50' });
+    try {
+      const body = signedAction(tx());
+      const failed = await post(unreplicated.url, '/v1/action', body);
+      expect(failed.status).to.equal(503);
+      expect(await redis().exists(keys.authNonce(PAIR.wkIdentity, nonceOf(body)))).to.equal(0);
+      expect((await post(a.url, '/v1/action', body)).status).to.equal(200);
+      expectRefused(await post(a.url, '/v1/action', body), 'AUTH_REPLAYED');
+    } finally {
+      await unreplicated.stop();
+    }
+  });
+
+  it('a write that fails after the checks (5xx) gives its nonce back', async () => {
+    // A Redis user that may write everything the relay writes but the action mailboxes.
+    const user = 'relay-no-actions';
+    await redis().call(
+      'ACL',
+      'SETUSER',
+      user,
+      'on',
+      '>secret',
+      'resetkeys',
+      '~relay:authnonce:*',
+      '~relay:rl:*',
+      '%R~relay:action:*',
+      'resetchannels',
+      '&*',
+      '+@all',
+    );
+    const port = new URL(testRedis().url).port;
+    const limited = await startTestApi({ REDIS_URL: `redis://${user}:secret@127.0.0.1:${port}` });
+    try {
+      const body = signedAction(tx());
+      const failed = await post(limited.url, '/v1/action', body);
+      expect(failed.status, failed.text).to.equal(500);
+      expect(await redis().exists(keys.authNonce(PAIR.wkIdentity, nonceOf(body)))).to.equal(0);
+      expect((await post(a.url, '/v1/action', body)).status).to.equal(200);
+    } finally {
+      await limited.stop();
+      await redis().call('ACL', 'DELUSER', user);
+    }
+  });
+
   it('purpose binding: a message signed for one route is refused on every other', async () => {
     const token = { wkIdentity: PAIR.wkIdentity, keyToken: 'tok' };
     expectRefused(

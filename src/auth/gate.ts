@@ -25,6 +25,15 @@ export interface Admission {
  * Modes, pins and nonces around the pure checks of verify.ts, the same for HTTP writes and socket joins.
  * A request refused at any step spends nothing: the nonce is spent last, once every check passed.
  */
+/** An admitted request: the body later layers see, and how to unspend its nonce if the relay then fails it. */
+export interface Admitted {
+  body: Record<string, unknown>;
+  /** Call when the request ends in a 5xx: its honest retry then works once. A no-op for unsigned requests. */
+  release(): Promise<void>;
+}
+
+const NOTHING_SPENT = async () => {};
+
 export class AuthGate {
   constructor(
     private readonly settings: AuthConfig,
@@ -33,15 +42,15 @@ export class AuthGate {
   ) {}
 
   /**
-   * Admits the request or throws a 401 AppError (503 when Redis cannot say). Returns the body later layers see:
-   * without the credential; an unsigned body keeps `witnessScript` (a sync record's own field).
+   * Admits the request or throws a 401 AppError (503 when Redis cannot say). The body later layers see has no
+   * credential; an unsigned body keeps `witnessScript` (a sync record's own field).
    */
-  async admit(request: Admission): Promise<Record<string, unknown>> {
+  async admit(request: Admission): Promise<Admitted> {
     const { route, log } = request;
     try {
-      const outcome = await this.decide(request);
-      recordAuth(route, outcome.label);
-      return outcome.body;
+      const { label, ...admitted } = await this.decide(request);
+      recordAuth(route, label);
+      return admitted;
     } catch (err) {
       if (err instanceof AuthRefusal) {
         recordAuth(route, `refused_${err.reason}`);
@@ -53,13 +62,13 @@ export class AuthGate {
     }
   }
 
-  private async decide(request: Admission): Promise<{ label: string; body: Record<string, unknown> }> {
+  private async decide(request: Admission): Promise<Admitted & { label: string }> {
     const { route, location, body } = request;
     const mode = this.settings.modes[route];
     const present = SIGNING_FIELDS.filter((field) => Object.hasOwn(body, field));
     const signed = present.length === SIGNING_FIELDS.length;
     const rest = signed ? withoutCredential(body) : withoutSigningFields(body);
-    if (mode === 'off') return { label: 'unchecked', body: rest };
+    if (mode === 'off') return { label: 'unchecked', body: rest, release: NOTHING_SPENT };
     if (present.length > 0 && !signed) {
       const missing = SIGNING_FIELDS.find((field) => !present.includes(field))!;
       throw new AuthRefusal('AUTH_INVALID', 'partial', {
@@ -69,7 +78,7 @@ export class AuthGate {
     }
     if (!signed) {
       await this.admitUnsigned(request, mode === 'required');
-      return { label: 'unsigned', body: rest };
+      return { label: 'unsigned', body: rest, release: NOTHING_SPENT };
     }
 
     const nowMs = this.now();
@@ -90,10 +99,16 @@ export class AuthGate {
         message: 'this nonce was already used',
       });
     }
+    const release = () => this.store.releaseNonce(verdict.wkIdentity, verdict.nonce);
     if (this.settings.pinDays > 0) {
-      await this.store.pin(verdict.wkIdentity, senderSides(request), this.settings.pinDays);
+      await this.store
+        .pin(verdict.wkIdentity, senderSides(request), this.settings.pinDays)
+        .catch(async (err) => {
+          await release();
+          throw err;
+        });
     }
-    return { label: 'verified', body: rest };
+    return { label: 'verified', body: rest, release };
   }
 
   private async admitUnsigned(request: Admission, required: boolean): Promise<void> {

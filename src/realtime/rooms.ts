@@ -48,13 +48,14 @@ async function admitted(data: unknown, deps: RoomDeps): Promise<unknown> {
   // Not an object: nothing to check, and roomOf refuses it next.
   if (typeof data !== 'object' || data === null || Array.isArray(data)) return data;
   try {
-    return await deps.auth.admit({
+    const admitted = await deps.auth.admit({
       route: 'join',
       location: 'event',
       body: data as Record<string, unknown>,
       side: deps.side,
       log: deps.log,
     });
+    return admitted.body;
   } catch {
     // Refusals are logged and counted by the gate; Redis away refuses too (fail closed).
     return undefined;

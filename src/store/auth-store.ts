@@ -16,14 +16,25 @@ export class AuthStore {
 
   /**
    * Spends a nonce until `expiresAtMs` (after which the message is outside the window anyway); false when it
-   * was already spent. WAIT-confirmed like every write, so a failover cannot resurrect it.
+   * was already spent. WAIT-confirmed like every write, so a failover cannot resurrect it; not confirmed, it is
+   * released again, since the client is told 503 and may retry.
    */
   async spendNonce(wkIdentity: string, nonce: string, expiresAtMs: number): Promise<boolean> {
     const key = this.keys.authNonce(wkIdentity, nonce);
     const set = await this.redis.set(key, '1', 'PXAT', expiresAtMs, 'NX');
     if (set === null) return false;
-    await this.ack.confirm(key);
+    try {
+      await this.ack.confirm(key);
+    } catch (err) {
+      await this.releaseNonce(wkIdentity, nonce);
+      throw err;
+    }
     return true;
+  }
+
+  /** Unspends a nonce whose request failed on the relay's side (5xx), so its honest retry works; best effort. */
+  async releaseNonce(wkIdentity: string, nonce: string): Promise<void> {
+    await this.redis.del(this.keys.authNonce(wkIdentity, nonce)).catch(() => undefined);
   }
 
   /** Which of `sides` are pinned (one round trip for both sides of a token registration). */
