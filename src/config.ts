@@ -1,6 +1,9 @@
 import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { EVM_CHAINS, MEMPOOL_FEE_CHAINS, UTXO_CHAINS, type EvmChain } from './chains.js';
+import { IDENTIFIER_PATTERN } from './schemas/common.js';
+
+const IDENTIFIER = new RegExp(IDENTIFIER_PATTERN);
 
 /** The only reader of process.env: one typed, validated object built at start-up. */
 export interface Config {
@@ -441,6 +444,19 @@ function readAuth(env: EnvReader): AuthConfig {
     );
   }
   const unsigned = env.string('AUTH_UNSIGNED_ACTIONS', 'recoveryrequest');
+  const unsignedActions =
+    unsigned === 'none'
+      ? []
+      : unsigned
+          .split(',')
+          .map((type) => type.trim())
+          .filter(Boolean);
+  const badType = unsignedActions.find((type) => !IDENTIFIER.test(type));
+  if (badType !== undefined) {
+    throw new ConfigError(
+      `AUTH_UNSIGNED_ACTIONS must be action types separated by commas, or none (got "${badType}")`,
+    );
+  }
   return {
     modes,
     windowSeconds: env.int('AUTH_WINDOW_SECONDS', 600, 1, 86_400),

@@ -5,6 +5,8 @@ import { ipBucket } from '../src/http/client-ip.js';
 import {
   OTHER_PAIR,
   PAIR,
+  VECTOR,
+  vectorBody,
   STRANGER_PRIVATE,
   dataOf,
   publicKeyOf,
@@ -13,38 +15,8 @@ import {
   type SignOptions,
 } from './helpers/signing.js';
 
-/** The reference vector, as given to client developers (docs/api.md). */
-const VECTOR = {
-  walletIdentity: '1Q1pE5vPGEEMqRcVRMbtBK842Y6Pzo6nK9',
-  wkIdentity: 'bc1qs3s3lx8drrf85sk0gq76uqcfx5w44xjfmpmj0emzr9zk5pw0xzyq6kd8lq',
-  witnessScript:
-    '522102466d7fcae563e5cb09a0d1870bb580344804617879a14949cf22285f1bae3f2721034f355bdcb7cc0af728ef3cceb9615d90684bb5b2ca5f859ab0f0b704075871aa52ae',
-  data: '03d151380201db0f30ef0faf7001f3c2679df7b9d94214fc0216d36c66e2a557',
-  publicKey: '034f355bdcb7cc0af728ef3cceb9615d90684bb5b2ca5f859ab0f0b704075871aa',
-  signature: 'H3U+K1l3lGbVBc8Okkqhi9EG2UEcrraYaBrgdihXSV0teNUe/JIU8v1sM+1wwdA+BcHNYEby4bb/CerYj6/L+HA=',
-  now: 1767225600000,
-};
 const WINDOW_MS = 600_000;
 const NOW = Date.now();
-
-function vectorBody(): Record<string, unknown> {
-  const body = {
-    action: 'tx',
-    payload: 'deadbeef',
-    chain: 'btc',
-    path: '0-0',
-    wkIdentity: VECTOR.wkIdentity,
-    utxos: [],
-  };
-  const message = `{"timestamp":1767225600000,"action":"action","identity":"${VECTOR.wkIdentity}","nonce":"${'ab'.repeat(32)}","data":"${VECTOR.data}"}`;
-  return {
-    ...body,
-    signature: VECTOR.signature,
-    message,
-    publicKey: VECTOR.publicKey,
-    witnessScript: VECTOR.witnessScript,
-  };
-}
 
 const TX = { action: 'tx', payload: 'deadbeef', chain: 'btc', path: '0-0', wkIdentity: PAIR.wkIdentity };
 

@@ -1,11 +1,17 @@
 import { expect } from 'chai';
+import { AuthGate } from '../src/auth/gate.js';
 import { ConfigError, loadConfig } from '../src/config.js';
+import type { AppError } from '../src/http/errors.js';
+import { createLogger } from '../src/log.js';
+import { createRedis, type RedisClient } from '../src/redis/clients.js';
+import { AuthStore } from '../src/store/auth-store.js';
+import { WriteAck } from '../src/store/write-ack.js';
 import { registry } from '../src/metrics.js';
 import { keysFor } from '../src/store/keys.js';
 import { errorBody, get, post, startTestApi, testEnv, type Reply, type TestApi } from './helpers/api.js';
 import { runNode } from './helpers/child.js';
 import { parsePrometheus, valueOf } from './helpers/prometheus.js';
-import { redis, testRedis } from './helpers/redis.js';
+import { redis, testRedis, testTopology } from './helpers/redis.js';
 import {
   OTHER_PAIR,
   PAIR,
@@ -15,6 +21,8 @@ import {
   signed,
   type Pair,
   type SignOptions,
+  VECTOR,
+  vectorBody,
 } from './helpers/signing.js';
 import {
   connectClient,
@@ -29,6 +37,7 @@ import { FakeFcm } from './helpers/fake-fcm.js';
 import { startTestWorker } from './helpers/worker.js';
 
 const keys = keysFor('relay:');
+const silent = createLogger('error', {}, () => {});
 const tx = (pair: Pair = PAIR, payload = 'deadbeef') => ({
   action: 'tx',
   payload,
@@ -100,6 +109,10 @@ describe('identity-signed requests: configuration', () => {
     [{ AUTH_MODE: 'on' }, 'AUTH_MODE must be one of off, optional, required (got "on")'],
     [{ AUTH_WINDOW_SECONDS: '0' }, 'AUTH_WINDOW_SECONDS must be an integer from 1 to 86400'],
     [{ AUTH_PIN_JOINS: 'yes' }, 'AUTH_PIN_JOINS must be one of true, false'],
+    [
+      { AUTH_UNSIGNED_ACTIONS: 'recoveryrequest,recovery request' },
+      'AUTH_UNSIGNED_ACTIONS must be action types separated by commas, or none (got "recovery request")',
+    ],
   ] as const) {
     it(`refuses ${JSON.stringify(env)} with one line`, () => {
       expect(() => loadConfig(env)).to.throw(ConfigError, message);
@@ -119,6 +132,42 @@ describe('identity-signed requests: configuration', () => {
     expect(loadConfig({ AUTH_MODE: 'required', AUTH_ROUTES: 'sync=optional' }).auth.modes.sync).to.equal(
       'optional',
     );
+  });
+});
+
+describe('identity-signed requests: the gate', () => {
+  let client: RedisClient;
+  let store: AuthStore;
+  const admission = { route: 'action' as const, location: 'body' as const, body: vectorBody(), log: silent };
+  before(() => {
+    client = createRedis(testTopology(), 'store');
+    store = new AuthStore(client, keys, new WriteAck(client, { waitReplicas: 0, waitTimeoutMs: 500 }));
+  });
+  after(() => client.quit());
+
+  it('admits the reference vector at its timestamp (clock injected) and removes the four fields', async () => {
+    const gate = new AuthGate(loadConfig({}).auth, store, () => VECTOR.now);
+    const { body } = await gate.admit(admission);
+    expect(body).to.deep.equal({
+      action: 'tx',
+      payload: 'deadbeef',
+      chain: 'btc',
+      path: '0-0',
+      wkIdentity: VECTOR.wkIdentity,
+      utxos: [],
+    });
+  });
+
+  it('refuses the reference vector today: its window is long past', async () => {
+    const gate = new AuthGate(loadConfig({}).auth, store);
+    const refusal = await gate.admit(admission).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(refusal).to.include({ code: 'AUTH_EXPIRED', status: 401 });
+    expect((refusal as AppError).details).to.deep.equal([
+      { field: '/body/message/timestamp', message: 'the message is outside the time window' },
+    ]);
   });
 });
 
