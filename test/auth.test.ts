@@ -22,6 +22,7 @@ import {
   type Pair,
   type SignOptions,
   VECTOR,
+  VECTOR_REQUEST,
   vectorBody,
 } from './helpers/signing.js';
 import {
@@ -148,14 +149,7 @@ describe('identity-signed requests: the gate', () => {
   it('admits the reference vector at its timestamp (clock injected) and removes the four fields', async () => {
     const gate = new AuthGate(loadConfig({}).auth, store, () => VECTOR.now);
     const { body } = await gate.admit(admission);
-    expect(body).to.deep.equal({
-      action: 'tx',
-      payload: 'deadbeef',
-      chain: 'btc',
-      path: '0-0',
-      wkIdentity: VECTOR.wkIdentity,
-      utxos: [],
-    });
+    expect(body).to.deep.equal(VECTOR_REQUEST);
   });
 
   it('refuses the reference vector today: its window is long past', async () => {

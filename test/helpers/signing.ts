@@ -99,19 +99,21 @@ export const VECTOR = {
   now: 1767225600000,
 };
 
+/** The vector's request without the four fields: what `data` is the hash of, and what the relay keeps. */
+export const VECTOR_REQUEST = {
+  action: 'tx',
+  payload: 'deadbeef',
+  chain: 'btc',
+  path: '0-0',
+  wkIdentity: VECTOR.wkIdentity,
+  utxos: [],
+};
+
 /** The vector's body as the wallet sends it: the action, then the four fields. */
 export function vectorBody(): Record<string, unknown> {
-  const body = {
-    action: 'tx',
-    payload: 'deadbeef',
-    chain: 'btc',
-    path: '0-0',
-    wkIdentity: VECTOR.wkIdentity,
-    utxos: [],
-  };
   const message = `{"timestamp":1767225600000,"action":"action","identity":"${VECTOR.wkIdentity}","nonce":"${'ab'.repeat(32)}","data":"${VECTOR.data}"}`;
   return {
-    ...body,
+    ...VECTOR_REQUEST,
     signature: VECTOR.signature,
     message,
     publicKey: VECTOR.publicKey,
