@@ -16,6 +16,8 @@ export const DEFAULT_BODY_LIMIT = 64 * 1024;
 export const ACTION_BODY_LIMIT = 2 * 1024 * 1024;
 /** SPEC §2: the largest valid record (1000 nonces of 500 characters) must fit. */
 export const SYNC_BODY_LIMIT = 640 * 1024;
+/** Partner parameters are at most 5000 characters once signed; 16 KiB leaves room for JSON escapes. */
+export const SIGN_BODY_LIMIT = 16 * 1024;
 /** Support forms allow 50,000 characters (SPEC §6); in UTF-8 that is up to 200 KB, so 64 KB would refuse them. */
 export const SUPPORT_BODY_LIMIT = 256 * 1024;
 
