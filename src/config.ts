@@ -33,7 +33,7 @@ export interface Config {
   push: PushConfig;
   market: MarketConfig;
   sign: { perMinute: number; onramperSecret: string | undefined };
-  /** Open socket.io connections per client IP on one pod (SPEC §10). */
+  /** Open socket.io connections per client IP on one pod (docs/api.md#socket-limits). */
   socketsPerIp: number;
 }
 
@@ -44,7 +44,7 @@ export interface RedisNode {
   port: number;
 }
 
-/** Where Redis is (SPEC §12): exactly one of the three topologies. */
+/** Where Redis is (docs/operations.md#redis-topologies): exactly one of the three topologies. */
 export type RedisTopology =
   | {
       kind: 'standalone';

@@ -1,4 +1,4 @@
-/** The one error type of the HTTP layer; the error middleware turns it into the SPEC §1 envelope. */
+/** The one error type of the HTTP layer; the error middleware turns it into the envelope of docs/api.md#envelope-and-errors. */
 export type ErrorCode =
   | 'INVALID_PARAMETER'
   | 'INVALID_JSON'
