@@ -78,7 +78,13 @@ export async function request(base: string, path: string, init: RequestInit = {}
   } catch {
     body = undefined;
   }
-  checkContract({ method: init.method ?? 'GET', target: path, status: res.status, headers: res.headers, text });
+  checkContract({
+    method: init.method ?? 'GET',
+    target: path,
+    status: res.status,
+    headers: res.headers,
+    text,
+  });
   return { status: res.status, headers: res.headers, body, text };
 }
 

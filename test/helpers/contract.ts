@@ -45,18 +45,19 @@ export class ContractChecker {
   private readonly validators = new Map<string, ValidateFunction>();
   private readonly headerComponents: Record<string, Header>;
 
-  constructor(private readonly document: Record<string, any> = buildOpenApi()) {
-    // eslint-disable-line @typescript-eslint/no-explicit-any -- a JSON document walked by pointer
+  constructor(document: Record<string, unknown> = buildOpenApi()) {
     addFormats(this.ajv);
     this.ajv.addSchema(document, DOCUMENT_ID);
-    this.headerComponents = document.components.headers;
-    this.routes = Object.entries(document.paths as Record<string, Route['methods']>).map(
-      ([template, methods]) => ({
-        template,
-        methods,
-        pattern: new RegExp(`^${template.replace(/[.]/g, '\\.').replace(/\{[^}]+\}/g, '[^/]+')}$`),
-      }),
-    );
+    const { paths, components } = document as {
+      paths: Record<string, Route['methods']>;
+      components: { headers: Record<string, Header> };
+    };
+    this.headerComponents = components.headers;
+    this.routes = Object.entries(paths).map(([template, methods]) => ({
+      template,
+      methods,
+      pattern: new RegExp(`^${template.replace(/[.]/g, '\\.').replace(/\{[^}]+\}/g, '[^/]+')}$`),
+    }));
   }
 
   /** Throws an AssertionError naming what disagrees; returns quietly when the document describes the response. */

@@ -48,6 +48,12 @@ export async function rawExchange(url: string, request: string | Buffer): Promis
   await closed;
   const reply = parseReply(Buffer.concat(chunks));
   const [method = '', target = ''] = request.toString('latin1').split('\r\n', 1)[0]!.split(' ');
-  checkContract({ method, target, status: reply.status, headers: reply.headers, text: JSON.stringify(reply.body) });
+  checkContract({
+    method,
+    target,
+    status: reply.status,
+    headers: reply.headers,
+    text: JSON.stringify(reply.body),
+  });
   return reply;
 }
