@@ -109,6 +109,27 @@ describe('HTTP hardening', () => {
       }
     });
 
+    it('a field that may take several forms gets one detail saying which', async () => {
+      const utxo = await post(api.url, '/v1/action', {
+        ...action,
+        utxos: [{ txid: 'ab', vout: -1, satoshis: '1.5' }],
+      });
+      expect(utxo.body.error.details).to.deep.equal([
+        {
+          field: '/body/utxos/0/vout',
+          message: 'must be an integer from 0 to 100000, as a number or a digit string',
+        },
+        {
+          field: '/body/utxos/0/satoshis',
+          message: 'must be an integer from 0 to 10^18, as a number or a digit string',
+        },
+      ]);
+      const token = await post(api.url, '/v1/token', { wkIdentity: 'pair-1' });
+      expect(token.body.error.details).to.deep.equal([
+        { field: '/body', message: 'must be a body with keyToken, walletToken or both' },
+      ]);
+    });
+
     it('validation details carry no duplicates, no `must match "then" schema`, one detail per anyOf field', async () => {
       const res = await post(api.url, '/v1/action', { ...action, action: 'tx', path: 5, payload: 'zz' });
       expect(res.status).to.equal(400);

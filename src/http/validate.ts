@@ -102,17 +102,20 @@ function describedAnyOf(location: Location, error: ErrorObject): ErrorDetail | u
  * `allOf`), and a failed `if`/`then` adds a `must match "then" schema` line that says nothing the real one does
  * not. A failed `anyOf` lists every branch's complaint and then "must match a schema in anyOf", none of which
  * helps a person: when its schema has a `description`, that field gets one detail from it ("must be a
- * BIP32-style path such as 0-0, or empty") and nothing else.
+ * BIP32-style path such as 0-0, or empty"), and neither its branches nor anything else about the field adds one.
  */
 function details(location: Location, errors: ErrorObject[] | null | undefined): ErrorDetail[] {
   const described = new Map<string, ErrorDetail>();
+  const branches: string[] = [];
   for (const error of errors ?? []) {
     const item = describedAnyOf(location, error);
-    if (item) described.set(item.field, item);
+    if (!item) continue;
+    described.set(item.field, item);
+    branches.push(`${error.schemaPath}/`);
   }
   const unique = new Map<string, ErrorDetail>();
   for (const error of errors ?? []) {
-    if (error.keyword === 'if') continue;
+    if (error.keyword === 'if' || branches.some((branch) => error.schemaPath.startsWith(branch))) continue;
     const item = detail(location, error);
     const key = described.has(item.field) ? item.field : `${item.field}\n${item.message}`;
     unique.set(key, described.get(item.field) ?? item);
