@@ -68,7 +68,7 @@ describe('HTTP hardening', () => {
         ['PROPFIND', '/v1/sync'],
         ['DELETE', '/v1/action/x'],
       ] as const) {
-        const res = await fetch(limited.url + path, { method });
+        const res = await request(limited.url, path, { method });
         remaining.push(res.headers.get('ratelimit-remaining'));
       }
       expect(remaining).to.deep.equal(['2', '1', '0']);

@@ -69,7 +69,7 @@ function checkHeaders(ctx: RelayContext): string {
  * The decoded body bytes, at most `limitBytes` of them (counted after decompression, so a small gzip bomb is a
  * 413 too). raw-body and inflation are what koa-body reads with; they are used here without koa-body because
  * koa-body decodes the text itself, lossily (invalid UTF-8 becomes U+FFFD, so a payload would be stored
- * altered) and answered bad encodings and aborted bodies with 500s. Here raw-body returns bytes only, and
+ * altered) and answered bad encodings with 500s. Here raw-body returns bytes only, and
  * parseJsonObject refuses what is not well-formed UTF-8. A client that goes away mid-body gets an INVALID_JSON
  * nobody reads: no 500, no stack in the log.
  */
