@@ -18,7 +18,10 @@ export const ACTION_BODY_LIMIT = 2 * 1024 * 1024;
 export const SYNC_BODY_LIMIT = 640 * 1024;
 /** Partner parameters are at most 5000 characters once signed; 16 KiB leaves room for JSON escapes. */
 export const SIGN_BODY_LIMIT = 16 * 1024;
-/** Support forms allow 50,000 characters (docs/api.md#support-forms--post-v1ticket-post-v1contact); in UTF-8 that is up to 200 KB, so 64 KB would refuse them. */
+/**
+ * Support forms allow 50,000 characters (docs/api.md#support-forms--post-v1ticket-post-v1contact); in UTF-8 that
+ * is up to 200 KB, so 64 KB would refuse them.
+ */
 export const SUPPORT_BODY_LIMIT = 256 * 1024;
 
 /**
@@ -69,9 +72,9 @@ function checkHeaders(ctx: RelayContext): string {
  * The decoded body bytes, at most `limitBytes` of them (counted after decompression, so a small gzip bomb is a
  * 413 too). raw-body and inflation are what koa-body reads with; they are used here without koa-body because
  * koa-body decodes the text itself, lossily (invalid UTF-8 becomes U+FFFD, so a payload would be stored
- * altered) and answered bad encodings with 500s. Here raw-body returns bytes only, and
- * parseJsonObject refuses what is not well-formed UTF-8. A client that goes away mid-body gets an INVALID_JSON
- * nobody reads: no 500, no stack in the log.
+ * altered) and answered bad encodings with 500s. Here raw-body returns bytes only, and parseJsonObject refuses
+ * what is not well-formed UTF-8. A client that goes away mid-body gets an INVALID_JSON nobody reads: no 500, no
+ * stack in the log.
  */
 async function readBody(ctx: RelayContext, limitBytes: number): Promise<Buffer> {
   const coding = checkHeaders(ctx);
