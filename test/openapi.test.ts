@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { expect } from 'chai';
 import { buildOpenApi, OPERATIONS } from '../src/openapi/document.js';
@@ -60,6 +61,16 @@ describe('the OpenAPI document', () => {
     expect(tokenInfo.parameters.map((p: { name: string }) => p.name)).to.deep.equal(['network', 'address']);
     expect(tokenInfo.parameters[1].schema).to.deep.equal({ type: 'string', pattern: '^0x[0-9a-fA-F]{40}$' });
     expect(Object.keys(doc.paths).sort()).to.deep.equal([...new Set(OPERATIONS.map((o) => o.path))].sort());
+  });
+
+  it('has a row for every route the relay mounts (src/routes), with the same method', () => {
+    const dir = new URL('../src/routes/', import.meta.url);
+    const mounted = readdirSync(dir).flatMap((file) =>
+      [...readFileSync(new URL(file, dir), 'utf8').matchAll(/router\.(get|post)\('([^']+)'/g)].map(
+        ([, method, path]) => `${method} ${path!.replace(/:(\w+)/g, '{$1}')}`,
+      ),
+    );
+    expect(mounted.sort()).to.deep.equal(OPERATIONS.map((o) => `${o.method} ${o.path}`).sort());
   });
 
   it("the relay's own ajv keywords become words other tools read", () => {
