@@ -4,10 +4,10 @@ export type TokenSide = 'key' | 'wallet';
 export const TOKEN_SIDES: readonly TokenSide[] = ['key', 'wallet'];
 
 /**
- * The relay's key layout (docs/operations.md, "Key layout"), in one place so operators and code agree. It is the
- * same on every topology. Keys that one script touches share a hash tag (`{…}`), so on a Redis Cluster they live
- * in one slot: a pair's two token sets are tagged with its identity, and so are its nonces, pins and push
- * counters (one pair's keys on one node). Every other operation touches one key.
+ * The relay's key layout (docs/operations.md#key-layout-and-redis-cli-recipes), in one place so operators and
+ * code agree. It is the same on every topology. Keys that one script touches share a hash tag (`{…}`), so on a
+ * Redis Cluster they live in one slot: a pair's two token sets are tagged with its identity, and so are its
+ * nonces, pins and push counters (one pair's keys on one node). Every other operation touches one key.
  */
 export interface Keys {
   sync(walletIdentity: string): string;
