@@ -4,8 +4,12 @@
  * POST, the cost of a routed type's event (2 KB) against storing only, and a long run for the relay's memory. Loopback only; raw results go to .bench/. See docs/benchmarks.md.
  *
  *   npm run bench -- [--duration 10] [--rounds 5] [--connections 64] [--warmup 3] [--long 60]
- *                    [--runner dist|tsx] [--phases get,post,push,routed,long,sockets] [--profile] [--relay-node-args=--flag]
- *                    [--socket-clients 5000] [--socket-rate 200] [--socket-seconds 20]
+ *                    [--runner dist|tsx] [--phases get,post,push,routed,verify,signed,long,sockets] [--profile]
+ *                    [--relay-node-args=--flag] [--socket-clients 5000] [--socket-rate 200] [--socket-seconds 20]
+ *                    [--signed-requests 4000]
+ *
+ * `verify` measures one identity verification in this process (the curve with node:crypto and @noble/curves);
+ * `signed` compares POST /v1/action unsigned, signed and with a stranger's junk signature on the relay.
  *
  * The sockets phase is not in the default set (it starts two more pods and 5,000 clients):
  * `npm run bench -- --phases sockets`.
@@ -32,7 +36,9 @@ import {
   type Runner,
 } from './children.js';
 import { drive, median, medianSummary, type Measured, type Summary } from './load.js';
+import { signedPhase } from './signed.js';
 import { socketsPhase } from './sockets.js';
+import { verifyFigures } from './verify.js';
 import { startTopology, TOPOLOGIES, type TopologyName } from '../test/helpers/topologies.js';
 
 const { values: args } = parseArgs({
@@ -43,7 +49,8 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '3' },
     long: { type: 'string', default: '60' },
     runner: { type: 'string', default: 'dist' },
-    phases: { type: 'string', default: 'get,post,push,routed,long' },
+    phases: { type: 'string', default: 'get,post,push,routed,verify,signed,long' },
+    'signed-requests': { type: 'string', default: '4000' },
     'relay-node-args': { type: 'string', default: '' },
     profile: { type: 'boolean', default: false },
     'socket-clients': { type: 'string', default: '5000' },
@@ -65,7 +72,7 @@ const relayNodeArgs = args['relay-node-args'].split(' ').filter(Boolean);
 
 const out = (line = '') => process.stdout.write(line + '\n');
 
-// A realistic pairing record (docs/api.md): a 111-char xpub and a 62-char bc1q multisig address.
+// A realistic pairing record (docs/api.md#post-v1sync): a 111-char xpub and a 62-char bc1q multisig address.
 const WALLET_ID = 'bench-wallet-7f3a9c2e41d84b6f';
 const SYNC_RECORD = {
   chain: 'btc',
@@ -432,6 +439,25 @@ async function main(): Promise<void> {
   if (push) out();
   const routed = phases.has('routed') && withAction ? await pairedRounds(relay, raw, ROUTED_PAIR) : undefined;
   if (routed) out();
+  let verify: ReturnType<typeof verifyFigures> | undefined;
+  if (phases.has('verify')) {
+    verify = verifyFigures();
+    out('one identity verification, µs of CPU (median of batches, in the benchmark process):');
+    for (const [name, us] of Object.entries(verify)) out(`  ${name.padEnd(26)} ${us}`);
+    out();
+  }
+  const signed =
+    phases.has('signed') && withAction
+      ? await signedPhase(relay, {
+          rounds,
+          connections,
+          requests: Number(args['signed-requests']),
+          out,
+          header: HEADER,
+          fmt,
+        })
+      : undefined;
+  if (signed) out();
   const long = phases.has('long') && longSeconds > 0 ? await longRun(relay, withAction, idle) : undefined;
   const sockets = phases.has('sockets')
     ? await socketsPhase({
@@ -481,6 +507,11 @@ async function main(): Promise<void> {
     out(`POST /v1/action 2 KB throughput routed/stored only: median ${routed.rpsRatio}`);
     out(`POST /v1/action 2 KB CPU per request routed/stored only: median ${routed.cpuRatio}`);
   }
+  if (signed) {
+    out(`POST /v1/action CPU per request signed/unsigned: median ${signed.signedCpuRatio}`);
+    out(`POST /v1/action throughput signed/unsigned: median ${signed.signedRpsRatio}`);
+    out(`POST /v1/action CPU per request junk signature/unsigned: median ${signed.junkCpuRatio}`);
+  }
   if (long) {
     out(
       `relay RSS after ${long.seconds} s: ${long.after.rssMb} MB (target < 150: ${verdict(long.after.rssMb < 150)})`,
@@ -513,6 +544,8 @@ async function main(): Promise<void> {
         post,
         push,
         routed,
+        verify,
+        signed,
         long,
         sockets,
         raw,

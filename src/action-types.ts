@@ -1,5 +1,5 @@
 /**
- * The one table of what varies by action type (docs/api.md, "Action types"): which app it is for, whether a key
+ * The one table of what varies by action type (docs/api.md#action-types): which app it is for, whether a key
  * app that joins late gets it replayed, and the generic push text. The socket emitter, the replay on join and
  * the push worker all read it; adding a type is one row, here or (without a release) in ACTION_TYPES_EXTRA,
  * merged in at start-up. Types not listed are stored and readable, never emitted or pushed.

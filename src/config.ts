@@ -5,6 +5,9 @@ import { EVM_CHAINS, MEMPOOL_FEE_CHAINS, UTXO_CHAINS, type EvmChain } from './ch
 import { AppError } from './http/errors.js';
 import { validator } from './http/validate.js';
 import { actionTypesExtra } from './schemas/action-types.js';
+import { IDENTIFIER_PATTERN } from './schemas/common.js';
+
+const IDENTIFIER = new RegExp(IDENTIFIER_PATTERN);
 
 /** The only reader of process.env: one typed, validated object built at start-up. */
 export interface Config {
@@ -14,6 +17,8 @@ export interface Config {
   keyPrefix: string;
   role: Role;
   logLevel: LogLevel;
+  /** `json` lines for machines (the default), `pretty` one readable line per entry for a developer's terminal. */
+  logFormat: LogFormat;
   /** While a failure lasts (an upstream, Redis), one summary line per this period instead of a line each time. */
   logSummarySeconds: number;
   /** How long SIGTERM waits for in-flight requests and the active job before giving up. */
@@ -35,10 +40,35 @@ export interface Config {
   push: PushConfig;
   market: MarketConfig;
   sign: { perMinute: number; onramperSecret: string | undefined };
-  /** Open socket.io connections per client IP on one pod. */
+  /** Open socket.io connections per client IP on one pod (docs/api.md#socket-limits). */
   socketsPerIp: number;
+  auth: AuthConfig;
+  /** Pair rooms one socket may be in at once; a join past it disconnects the socket. */
+  socketRoomsMax: number;
+  /** Pushes per pair and side per minute; past it the action is stored and emitted, its push skipped. */
+  pushPerPairPerMinute: number;
+  /** `POST /v1/token` registrations per pair and side per hour. */
+  tokenRegistrationsPerHour: number;
   /** Operator rows merged into the action-type table at start-up (ACTION_TYPES_EXTRA). */
   actionTypesExtra: ExtraActionType[];
+}
+
+/** The routes a signing app signs, by purpose word. */
+export type AuthRoute = 'action' | 'token' | 'sync' | 'join';
+export const AUTH_ROUTES: readonly AuthRoute[] = ['action', 'token', 'sync', 'join'];
+export type AuthMode = 'off' | 'optional' | 'required';
+const AUTH_MODES: readonly AuthMode[] = ['off', 'optional', 'required'];
+
+/** Identity-signed requests (docs/api.md, "Identity-signed requests"). */
+export interface AuthConfig {
+  modes: Record<AuthRoute, AuthMode>;
+  windowSeconds: number;
+  /** 0: no pins are set or enforced. */
+  pinDays: number;
+  /** Whether a pinned side's unsigned joins are refused (apps join unsigned while locked). */
+  pinJoins: boolean;
+  /** Action types accepted unsigned whatever the mode or pin (sent unsigned on purpose). */
+  unsignedActions: string[];
 }
 
 export type Role = 'api' | 'worker' | 'all';
@@ -48,7 +78,7 @@ export interface RedisNode {
   port: number;
 }
 
-/** Where Redis is (docs/operations.md, Redis topologies): exactly one of the three topologies. */
+/** Where Redis is (docs/operations.md#redis-topologies): exactly one of the three topologies. */
 export type RedisTopology =
   | {
       kind: 'standalone';
@@ -80,6 +110,7 @@ export interface RedisConfig {
   waitTimeoutMs: number;
 }
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export type LogFormat = 'json' | 'pretty';
 
 export interface SupportConfig {
   submissionsPerDay: number;
@@ -125,6 +156,8 @@ export interface ServiceAccount {
 }
 
 export interface MarketConfig {
+  /** False (MARKET_REFRESH=off): the worker fetches no rates or fees, for a laptop without internet. */
+  refresh: boolean;
   ratesCryptoUrl: string;
   ratesFiatUrl: string;
   ratesRefreshSeconds: number;
@@ -432,6 +465,53 @@ function redisTopology(env: EnvReader): RedisTopology {
   return { kind: 'standalone', url: url ?? 'redis://127.0.0.1:6379', explicit: url !== undefined };
 }
 
+/** AUTH_MODE for every route, then AUTH_ROUTES' `route=mode` pairs over it. */
+function readAuth(env: EnvReader): AuthConfig {
+  const mode = env.oneOf('AUTH_MODE', 'optional', AUTH_MODES);
+  const modes = Object.fromEntries(AUTH_ROUTES.map((route) => [route, mode])) as Record<AuthRoute, AuthMode>;
+  for (const entry of (env.optional('AUTH_ROUTES') ?? '').split(',').filter((e) => e.trim())) {
+    const [route, value, extra] = entry.split('=').map((part) => part.trim());
+    if (!AUTH_ROUTES.includes(route as AuthRoute) || !AUTH_MODES.includes(value as AuthMode) || extra) {
+      throw new ConfigError(
+        `AUTH_ROUTES must be route=mode pairs separated by commas, routes ${AUTH_ROUTES.join(', ')}, modes ${AUTH_MODES.join(', ')} (got "${entry.trim()}")`,
+      );
+    }
+    modes[route as AuthRoute] = value as AuthMode;
+  }
+  if (modes.sync === 'required') {
+    throw new ConfigError(
+      'AUTH_ROUTES/AUTH_MODE make POST /v1/sync required, but no key app signs its sync: set sync=optional or sync=off in AUTH_ROUTES',
+    );
+  }
+  const unsigned = env.string('AUTH_UNSIGNED_ACTIONS', 'recoveryrequest');
+  const unsignedActions =
+    unsigned === 'none'
+      ? []
+      : unsigned
+          .split(',')
+          .map((type) => type.trim())
+          .filter(Boolean);
+  const badType = unsignedActions.find((type) => !IDENTIFIER.test(type));
+  if (badType !== undefined) {
+    throw new ConfigError(
+      `AUTH_UNSIGNED_ACTIONS must be action types separated by commas, or none (got "${badType}")`,
+    );
+  }
+  return {
+    modes,
+    windowSeconds: env.int('AUTH_WINDOW_SECONDS', 600, 1, 86_400),
+    pinDays: env.int('AUTH_PIN_DAYS', 0, 0, 3650),
+    pinJoins: env.oneOf('AUTH_PIN_JOINS', 'false', ['true', 'false'] as const) === 'true',
+    unsignedActions:
+      unsigned === 'none'
+        ? []
+        : unsigned
+            .split(',')
+            .map((type) => type.trim())
+            .filter(Boolean),
+  };
+}
+
 function read(env: EnvReader): Config {
   const corsOrigins = env.string('CORS_ORIGINS', '*');
   const role = env.oneOf('RELAY_ROLE', 'all', ['api', 'worker', 'all'] as const);
@@ -451,6 +531,7 @@ function read(env: EnvReader): Config {
     keyPrefix: env.string('KEY_PREFIX', 'relay:'),
     role,
     logLevel: env.oneOf('LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error'] as const),
+    logFormat: env.oneOf('LOG_FORMAT', 'json', ['json', 'pretty'] as const),
     logSummarySeconds: env.int('LOG_SUMMARY_SECONDS', 300, 1, 86_400),
     shutdownTimeoutMs: env.int('SHUTDOWN_TIMEOUT_MS', 20_000, 0, 600_000),
     requestTimeoutMs: env.int('HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
@@ -505,6 +586,7 @@ function read(env: EnvReader): Config {
     },
     push: readPush(env, role),
     market: {
+      refresh: env.oneOf('MARKET_REFRESH', 'on', ['on', 'off'] as const) === 'on',
       ratesCryptoUrl: env.url('RATES_CRYPTO_URL', 'https://api.coingecko.com/api/v3'),
       ratesFiatUrl: env.url('RATES_FIAT_URL', 'https://open.er-api.com/v6/latest/USD'),
       ratesRefreshSeconds: env.int('RATES_REFRESH_SECONDS', 300, 1, 86_400),
@@ -532,6 +614,10 @@ function read(env: EnvReader): Config {
     },
     socketsPerIp: env.int('SOCKETS_PER_IP', 50, 1, 1_000_000),
     actionTypesExtra: readActionTypesExtra(env),
+    auth: readAuth(env),
+    socketRoomsMax: env.int('SOCKET_ROOMS_MAX', 4, 1, 10_000),
+    pushPerPairPerMinute: env.int('PUSH_PER_PAIR_PER_MINUTE', 6, 1, 1_000_000),
+    tokenRegistrationsPerHour: env.int('TOKEN_REGISTRATIONS_PER_HOUR', 20, 1, 1_000_000),
   };
 }
 

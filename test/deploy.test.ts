@@ -509,6 +509,26 @@ describe('deployment manifests', () => {
       }
     });
 
+    it('the API port admits only the ingress controller (a forged X-Forwarded-For from elsewhere would pick its bucket)', () => {
+      const apiPolicies = ofKind(docs, 'NetworkPolicy').filter(
+        (p) => p.spec.podSelector.matchLabels?.['app.kubernetes.io/component'] === 'api',
+      );
+      const rules = apiPolicies.flatMap((p) => p.spec.ingress ?? []);
+      expect(
+        rules.filter((r: Manifest) => r.ports.some((port: Manifest) => port.port === 'http')),
+      ).to.deep.equal([
+        {
+          from: [
+            {
+              namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } },
+              podSelector: { matchLabels: { 'app.kubernetes.io/name': 'ingress-nginx' } },
+            },
+          ],
+          ports: [{ protocol: 'TCP', port: 'http' }],
+        },
+      ]);
+    });
+
     it('compose runs the relay as the image user with a read-only root and /tmp as tmpfs', () => {
       for (const [, service] of relayServices()) {
         expect(Number(service.user.split(':')[0])).to.equal(imageUser);
@@ -522,8 +542,15 @@ describe('deployment manifests', () => {
   describe('image', () => {
     const cmd = JSON.parse(finalStage.instructions.findLast((i) => i.op === 'CMD')!.args) as string[];
 
-    it('Dockerfile: slim Node 22 or 24, production dependencies only, non-root uid 10001, the compiled entry', () => {
-      expect(finalStage.from).to.match(/^node:(22|24)-slim$/);
+    it('Dockerfile: slim Node 24 pinned to the release in .nvmrc, production dependencies only, non-root uid 10001, the compiled entry', () => {
+      const nvmrc = readRepoFile('.nvmrc').trim();
+      expect(nvmrc).to.match(/^24\.\d+\.\d+$/);
+      for (const stage of stages.filter((s) => s.from.startsWith('node:'))) {
+        expect(stage.from).to.equal(`node:${nvmrc}-slim`);
+      }
+      // The lowest supported line: what engines promises and what the types describe.
+      expect(packageJson.engines.node).to.equal('>=22');
+      expect(packageJson.devDependencies['@types/node']).to.match(/^22\./);
       const copiedFrom = finalStage.instructions
         .filter((i) => i.op === 'COPY')
         .map((i) => [/--from=(\S+)/.exec(i.args)?.[1], i.args.split(/\s+/).at(-1)]);

@@ -91,7 +91,7 @@ async function joined(room: string, placements: { api: TestApi; side: Side }[]):
   return made;
 }
 
-describe('real-time events', () => {
+describe('real-time events (docs/api.md#real-time-events)', () => {
   let a: TestApi;
   let b: TestApi;
   before(async () => {

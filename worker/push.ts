@@ -11,6 +11,7 @@ import { createRedis } from '../src/redis/clients.js';
 import type { RoleHandle } from '../src/role.js';
 import { ActionStore } from '../src/store/action-store.js';
 import { keysFor } from '../src/store/keys.js';
+import { PushThrottle } from '../src/store/push-throttle.js';
 import { TokenStore } from '../src/store/token-store.js';
 import { WriteAck } from '../src/store/write-ack.js';
 import type { ActionRecord } from '../src/types.js';
@@ -24,7 +25,7 @@ const CONCURRENCY = 8;
  */
 const LIMITER = { max: 500, duration: 1000 };
 
-type SkipReason = 'superseded' | 'expired';
+type SkipReason = 'superseded' | 'expired' | 'throttled';
 
 /** Some tokens failed temporarily; the job's next attempt sends to those only, no sooner than `retryAfterMs`. */
 class PushRetryError extends Error {
@@ -108,7 +109,7 @@ function reasons(results: PromiseSettledResult<PushResult>[]): Record<string, nu
 }
 
 /**
- * Sends the push of one stored action to the pair's tokens of the action's side (docs/operations.md, Push queue). Progress is kept in
+ * Sends the push of one stored action to the pair's tokens of the action's side (docs/api.md#what-a-push-carries). Progress is kept in
  * the job (`done`), so an attempt after a temporary failure goes to the failed tokens only; refused tokens leave
  * the pair at once.
  */
@@ -119,6 +120,7 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
   const ack = new WriteAck(storeRedis, config.redis);
   const actions = new ActionStore(storeRedis, keys, config.action.ttlSeconds, ack);
   const tokens = new TokenStore(storeRedis, keys, ack);
+  const throttle = new PushThrottle(storeRedis, keys, config.pushPerPairPerMinute);
   const redis = createRedis(config.redis.topology, 'worker');
   const prefix = queuePrefix(config.keyPrefix, PUSH_QUEUE);
   // For the queue-depth metric and rateLimit().
@@ -131,7 +133,9 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
     const rule = actionTypeRule(action);
     if (!rule?.push) throw new UnrecoverableError('the action type has no push');
 
-    const skip = skipReason(await actions.readJson(wkIdentity), job.data, Date.now());
+    const skip =
+      skipReason(await actions.readJson(wkIdentity), job.data, Date.now()) ??
+      (await throttle.check(wkIdentity, rule.side, job.attemptsMade));
     if (skip) {
       recordPushSkipped(skip);
       log.info('push skipped', { ...fields, reason: skip });

@@ -1,4 +1,4 @@
-/** The one error type of the HTTP layer; the error middleware turns it into the SPEC §1 envelope. */
+/** The one error type of the HTTP layer; the error middleware turns it into the envelope of docs/api.md#envelope-and-errors. */
 export type ErrorCode =
   | 'INVALID_PARAMETER'
   | 'INVALID_JSON'
@@ -9,13 +9,18 @@ export type ErrorCode =
   | 'RATE_LIMITED'
   | 'INTERNAL'
   | 'UNAVAILABLE'
+  | 'AUTH_REQUIRED'
+  | 'AUTH_INVALID'
+  | 'AUTH_EXPIRED'
+  | 'AUTH_REPLAYED'
   // The next four only come from Node's HTTP parser, before a request reaches Koa (see client-errors.ts).
   | 'BAD_REQUEST'
   | 'REQUEST_TIMEOUT'
   | 'EXPECTATION_FAILED'
   | 'HEADERS_TOO_LARGE';
 
-const STATUS: Record<ErrorCode, number> = {
+/** The HTTP status of each code; the OpenAPI document groups the codes by it. */
+export const STATUS: Readonly<Record<ErrorCode, number>> = {
   INVALID_PARAMETER: 400,
   INVALID_JSON: 400,
   NOT_FOUND: 404,
@@ -25,6 +30,10 @@ const STATUS: Record<ErrorCode, number> = {
   RATE_LIMITED: 429,
   INTERNAL: 500,
   UNAVAILABLE: 503,
+  AUTH_REQUIRED: 401,
+  AUTH_INVALID: 401,
+  AUTH_EXPIRED: 401,
+  AUTH_REPLAYED: 401,
   BAD_REQUEST: 400,
   REQUEST_TIMEOUT: 408,
   EXPECTATION_FAILED: 417,

@@ -8,8 +8,8 @@ import type { RelayServer } from './types.js';
 export const STORED_NOTICE = 'relay:action-stored';
 
 /**
- * Emits each stored action to its pair's room on the side the table names, on every pod (docs/api.md,
- * "Delivery guarantee").
+ * Emits each stored action to its pair's room on the side the table names, on every pod
+ * (docs/api.md#delivery-and-replay).
  *
  * The notice carries the record itself (its stored JSON text, so the storing pod serializes nothing again): a
  * pod that looked the record up in the mailbox instead lost every record a later POST had replaced by the time

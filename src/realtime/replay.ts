@@ -9,7 +9,7 @@ import type { RelayServer, RelaySocket } from './types.js';
 const RECOVERY_READS = 16;
 
 /**
- * Replay (docs/api.md, "Delivery guarantee"): a key app coming back to the foreground gets the request it
+ * Replay (docs/api.md#delivery-and-replay): a key app coming back to the foreground gets the request it
  * missed, on its own socket only, unless the record expired, is not one the table replays, or this connection
  * already had it. After an adapter gap the pod does the same for every key room it holds.
  */

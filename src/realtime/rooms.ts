@@ -1,5 +1,6 @@
 import type { RateLimiterRedis } from 'rate-limiter-flexible';
 import type { Side } from '../action-types.js';
+import type { AuthGate } from '../auth/gate.js';
 import { validator } from '../http/validate.js';
 import { errorFields, type Logger } from '../log.js';
 import { socketMetrics } from '../metrics.js';
@@ -16,14 +17,18 @@ export interface RoomDeps {
   /** Set on the paths whose action types the table replays. */
   replay: Replay | undefined;
   log: Logger;
+  /** Checks a join's identity signature (and the mode, pins) as for HTTP writes. */
+  auth: AuthGate;
+  /** Pair rooms one socket may be in: a socket watching many pairs is disconnected. */
+  roomsMax: number;
 }
 
 /**
  * A room per pair: its wkIdentity. Anything the socket sends but `join` and `leave` has no listener: ignored.
  *
- * A socket's room operations run one after another in the order they arrived: a `join` waits for the Redis
- * join budget, and a `leave` sent right after it must not overtake it (the join would then add the socket to a
- * room the app believes it left).
+ * A socket's room operations run one after another in the order they arrived: a `join` waits for the identity
+ * check and the Redis join budget, and a `leave` sent right after it must not overtake it (the join would then
+ * add the socket to a room the app believes it left).
  */
 export function handleRooms(socket: RelaySocket, deps: RoomDeps): void {
   let queue: Promise<void> = Promise.resolve();
@@ -44,16 +49,41 @@ function roomOf(data: unknown): string | undefined {
   }
 }
 
+/** The join's data as later steps see it (credential removed), or undefined when the gate refused it. */
+async function admitted(data: unknown, deps: RoomDeps): Promise<unknown> {
+  // Not an object: nothing to check, and roomOf refuses it next.
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return data;
+  try {
+    const admitted = await deps.auth.admit({
+      route: 'join',
+      location: 'event',
+      body: data as Record<string, unknown>,
+      side: deps.side,
+      log: deps.log,
+    });
+    return admitted.body;
+  } catch {
+    // Refusals are logged and counted by the gate; Redis away refuses too (fail closed).
+    return undefined;
+  }
+}
+
 async function leave(socket: RelaySocket, data: unknown): Promise<void> {
-  // A bad leave has nothing to undo; only a bad join is worth disconnecting for.
+  // A bad leave has nothing to undo; only a bad join is worth disconnecting for (docs/api.md#join-and-leave).
   const wkIdentity = roomOf(data);
   if (wkIdentity !== undefined) await socket.leave(wkIdentity);
 }
 
-/** Validate, charge the join budget, join the room, replay: one step after the other. */
+/** Identity check, validation, join budget, rooms cap, join, replay: one step after the other. */
 async function join(socket: RelaySocket, data: unknown, deps: RoomDeps): Promise<void> {
   if (!socket.connected) return;
-  const wkIdentity = roomOf(data);
+  const fields = await admitted(data, deps);
+  if (fields === undefined) {
+    socketMetrics.joined(deps.side, 'unauthorized');
+    socket.disconnect(true);
+    return;
+  }
+  const wkIdentity = roomOf(fields);
   if (wkIdentity === undefined) {
     socketMetrics.joined(deps.side, 'invalid');
     socket.disconnect(true);
@@ -70,6 +100,12 @@ async function join(socket: RelaySocket, data: unknown, deps: RoomDeps): Promise
   }
   // A socket that disconnected while its join waited for Redis must not be added to a room it would never leave.
   if (!socket.connected) return;
+  // socket.rooms holds the socket's own id besides the pair rooms.
+  if (!socket.rooms.has(wkIdentity) && socket.rooms.size - 1 >= deps.roomsMax) {
+    socketMetrics.joined(deps.side, 'too_many_rooms');
+    socket.disconnect(true);
+    return;
+  }
   await socket.join(wkIdentity);
   await deps.replay?.toSocket(socket, wkIdentity);
   // Counted once the join is fully handled, replay included.

@@ -2,8 +2,9 @@ import type { Server as HttpServer, IncomingMessage } from 'node:http';
 import type { RedisClient } from '../redis/clients.js';
 import { Server } from 'socket.io';
 import { ACTION_TYPES, type Side } from '../action-types.js';
+import type { AuthGate } from '../auth/gate.js';
 import type { Config } from '../config.js';
-import { clientIp } from '../http/client-ip.js';
+import { clientIp, ipBucket } from '../http/client-ip.js';
 import { sharedLimiter } from '../http/limiters.js';
 import { errorFields, type Logger } from '../log.js';
 import { socketMetrics } from '../metrics.js';
@@ -19,7 +20,7 @@ import type { RelayServer, RelaySocket } from './types.js';
 
 const SIDES: readonly Side[] = ['key', 'wallet'];
 
-/** The socket limits of docs/api.md: clients only ever send `join` and `leave`. */
+/** docs/api.md#socket-limits: clients only ever send `join` and `leave`. */
 const LIMITS = { maxHttpBufferSize: 100 * 1024, pingInterval: 25_000, pingTimeout: 20_000 } as const;
 
 /** How long one wait for the adapter's connections lasts before it is logged and started again. */
@@ -32,9 +33,11 @@ export interface RealtimeDeps {
   store: ActionStore;
   /** The rate limiters' fail-fast client (the join budget lives beside the HTTP ones). */
   limiterRedis: RedisClient;
+  /** Identity signatures of joins, as for the HTTP writes. */
+  authGate: AuthGate;
 }
 
-/** The two socket.io servers (docs/api.md, real-time events) on the API's HTTP server, their Redis adapter and the action emitter. */
+/** The two socket.io servers (docs/api.md#real-time-events) on the API's HTTP server, their Redis adapter and the action emitter. */
 export class Realtime {
   readonly emitter: ActionEmitter;
   private readonly clients: AdapterClients;
@@ -89,7 +92,14 @@ export class Realtime {
         socket.data.ip = this.ip(socket.request);
         socketMetrics.connected(side, 1);
         socket.once('disconnect', () => socketMetrics.connected(side, -1));
-        handleRooms(socket, { side, joins, replay, log: this.deps.log });
+        handleRooms(socket, {
+          side,
+          joins,
+          replay,
+          log: this.deps.log,
+          auth: this.deps.authGate,
+          roomsMax: this.deps.config.socketRoomsMax,
+        });
       });
       this.emitter.serve(side, io);
       if (replay) this.replayAfterGaps(io, replay);
@@ -124,8 +134,9 @@ export class Realtime {
     this.clients.sub.on('subscribersReady', onRecovered);
   }
 
+  /** The key the socket cap and the join budget count this client under (an IPv6 client: its /64). */
   private ip(req: IncomingMessage): string {
-    return clientIp(req, this.deps.config.rateLimit.trustProxyHops);
+    return ipBucket(clientIp(req, this.deps.config.rateLimit.trustProxyHops));
   }
 
   private socketServer(side: Side): RelayServer {

@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
-import { jsonBody } from '../http/body.js';
+import { jsonBody, SIGN_BODY_LIMIT } from '../http/body.js';
 import { ok, type RelayState } from '../http/context.js';
 import { AppError } from '../http/errors.js';
 import { consumeOrReject } from '../http/rate-limit.js';
@@ -8,7 +8,6 @@ import { validator } from '../http/validate.js';
 import { MAX_SIGNED_CHARS, signParameters, type Partner } from '../partners.js';
 import { signBody } from '../schemas/sign.js';
 
-const SIGN_BODY_LIMIT = 16 * 1024;
 const readJson = jsonBody(SIGN_BODY_LIMIT);
 const parseParameters = validator<Record<string, string>>('body', signBody);
 
@@ -19,7 +18,7 @@ export function signRoutes(
   limiter: RateLimiterAbstract,
 ): void {
   router.post('/v1/sign/:partner', async (ctx) => {
-    await consumeOrReject(limiter, ctx.ip, 'signing requests');
+    await consumeOrReject(limiter, ctx, 'signing requests from this address');
     const partner = partners.get(ctx.params.partner ?? '');
     if (!partner) throw new AppError('NOT_FOUND', 'There is no such partner.');
     // No Retry-After: only an operator can fix a missing secret.
