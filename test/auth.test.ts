@@ -212,6 +212,7 @@ describe('identity-signed requests: modes', () => {
           expect(res.status, res.text).to.equal(200);
           // The fields are dropped: never stored or echoed.
           expect(Object.keys(res.body.data)).to.deep.equal([
+            'id',
             'chain',
             'wkIdentity',
             'action',
