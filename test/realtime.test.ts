@@ -82,6 +82,34 @@ async function joinedOn(url: string, side: Side, room: string): Promise<TestClie
 /** The pod `joinedOn` stores its probes through. */
 let probeApi: TestApi | undefined;
 
+/**
+ * 20 key sockets, alternately on pods a and b, each join its pair's room while a request for that pair is posted
+ * through the other pod: each socket gets it exactly once, whichever of replay and live event comes first. A second
+ * request from the same pod follows: a repeat of the first would arrive before it.
+ */
+async function joinsRacingPosts(a: TestApi, b: TestApi, prefix: string): Promise<void> {
+  const rooms = Array.from({ length: 20 }, (_, i) => `${prefix}${i}`);
+  const sockets = rooms.map((_, i) => client((i % 2 ? a : b).url, 'key', undefined));
+  await connected(...sockets);
+  const before = await joinsHandled();
+  const posts = rooms.map((room, i) => post((i % 2 ? b : a).url, '/v1/action', action(room, 'tx')));
+  sockets.forEach((socket, i) => socket.socket.emit('join', { wkIdentity: rooms[i] }));
+  const records = (await Promise.all(posts)).map((res) => {
+    expect(res.status).to.equal(200);
+    return res.body.data as unknown;
+  });
+  await joinsSettled(before, rooms.length);
+  for (const socket of sockets) await waitFor('the request', () => socket.received.length >= 1);
+  const next = await Promise.all(rooms.map((room, i) => store(i % 2 ? b : a, room, 'publicnoncesrequest')));
+  for (const [i, socket] of sockets.entries()) {
+    await waitFor('the second request', () => socket.received.length >= 2);
+    expect(socket.received).to.deep.equal([
+      { event: 'tx', data: records[i] },
+      { event: 'publicnoncesrequest', data: next[i] },
+    ]);
+  }
+}
+
 /** Connects clients that each join `room`, and waits until every join is handled (a replay is sent, maybe not yet received). */
 async function joined(room: string, placements: { api: TestApi; side: Side }[]): Promise<TestClient[]> {
   const before = await joinsHandled();
@@ -263,23 +291,8 @@ describe('real-time events (docs/api.md#real-time-events)', () => {
     }
   });
 
-  it('20 joins racing 20 POSTs over two pods: each socket gets its pair’s request exactly once', async () => {
-    const rooms = Array.from({ length: 20 }, (_, i) => `race${i}`);
-    const before = await joinsHandled();
-    const sockets = rooms.map((room, i) => client((i % 2 ? a : b).url, 'key', { wkIdentity: room }));
-    const records = await Promise.all(rooms.map((room, i) => store(i % 2 ? b : a, room, 'tx')));
-    await joinsSettled(before, rooms.length);
-    for (const socket of sockets) await waitFor('the request', () => socket.received.length >= 1);
-    // A second request from the same pod as the first: a repeat of the first would arrive before it.
-    const next = await Promise.all(rooms.map((room, i) => store(i % 2 ? b : a, room, 'publicnoncesrequest')));
-    for (const [i, socket] of sockets.entries()) {
-      await waitFor('the second request', () => socket.received.length >= 2);
-      expect(socket.received).to.deep.equal([
-        { event: 'tx', data: records[i] },
-        { event: 'publicnoncesrequest', data: next[i] },
-      ]);
-    }
-  });
+  it('20 joins racing 20 POSTs over two pods: each socket gets its pair’s request exactly once', () =>
+    joinsRacingPosts(a, b, 'race'));
 
   it('`join` then `leave` sent back to back leave the socket out of the room', async () => {
     const sockets = [client(b.url, 'key', undefined), client(a.url, 'wallet', undefined)];
@@ -678,28 +691,8 @@ describe('replay inside a write’s WAIT (REDIS_WAIT_REPLICAS=1)', function () {
     await master?.stop();
   });
 
-  it('20 joins racing 20 POSTs over two pods while writes wait for the replica: each socket gets its request once', async () => {
-    const rooms = Array.from({ length: 20 }, (_, i) => `wrace${i}`);
-    const sockets = rooms.map((_, i) => client((i % 2 ? a : b).url, 'key', undefined));
-    await connected(...sockets);
-    const before = await joinsHandled();
-    const posts = rooms.map((room, i) => post((i % 2 ? b : a).url, '/v1/action', action(room, 'tx')));
-    sockets.forEach((socket, i) => socket.socket.emit('join', { wkIdentity: rooms[i] }));
-    const records = (await Promise.all(posts)).map((res) => {
-      expect(res.status).to.equal(200);
-      return res.body.data;
-    });
-    await joinsSettled(before, rooms.length);
-    for (const socket of sockets) await waitFor('the request', () => socket.received.length >= 1);
-    const next = await Promise.all(rooms.map((room, i) => store(i % 2 ? b : a, room, 'publicnoncesrequest')));
-    for (const [i, socket] of sockets.entries()) {
-      await waitFor('the second request', () => socket.received.length >= 2);
-      expect(socket.received).to.deep.equal([
-        { event: 'tx', data: records[i] },
-        { event: 'publicnoncesrequest', data: next[i] },
-      ]);
-    }
-  });
+  it('20 joins racing 20 POSTs over two pods while writes wait for the replica: each socket gets its request once', () =>
+    joinsRacingPosts(a, b, 'wrace'));
 
   it('a join whose replay reads the record before the live event: every socket gets it once', async () => {
     const sockets = [client(a.url, 'key', undefined), client(b.url, 'key', undefined)];
