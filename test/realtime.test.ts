@@ -713,7 +713,11 @@ describe('replay inside a write’s WAIT (REDIS_WAIT_REPLICAS=1)', function () {
     }
     const res = await answer;
     expect(res.status).to.equal(200);
-    const next = await post(a.url, '/v1/action', action('wait1', 'wksigningrequest'));
+    // The replica may still be catching up: a 503 stores nothing that is emitted, so post until acknowledged.
+    const next = await waitFor('the next request acknowledged', async () => {
+      const reply = await post(a.url, '/v1/action', action('wait1', 'wksigningrequest'));
+      return reply.status === 200 ? reply : undefined;
+    });
     for (const socket of sockets) {
       await waitFor('the next request', () => socket.received.length >= 2);
       expect(socket.received).to.deep.equal([
