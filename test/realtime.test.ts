@@ -695,8 +695,12 @@ describe('replay inside a write’s WAIT (REDIS_WAIT_REPLICAS=1)', function () {
     joinsRacingPosts(a, b, 'wrace'));
 
   it('a join whose replay reads the record before the live event: every socket gets it once', async () => {
-    const sockets = [client(a.url, 'key', undefined), client(b.url, 'key', undefined)];
+    // Pod a's socket joins first: commands behind the WAIT on pod a's connection (its join's, its replay's) would
+    // wait for the replica too. Pod b's joins while the record is stored but not yet confirmed.
+    const before = await joinsHandled();
+    const sockets = [client(a.url, 'key', { wkIdentity: 'wait1' }), client(b.url, 'key', undefined)];
     await connected(...sockets);
+    await joinsSettled(before, 1);
     replica.signal('SIGSTOP');
     let answer: Promise<{ status: number; body: { data: unknown } }>;
     try {
@@ -705,8 +709,7 @@ describe('replay inside a write’s WAIT (REDIS_WAIT_REPLICAS=1)', function () {
       const probe = new Redis(master.port, '127.0.0.1');
       await waitFor('the stored record', async () => (await probe.exists('relay:action:wait1')) === 1);
       probe.disconnect();
-      for (const socket of sockets) socket.socket.emit('join', { wkIdentity: 'wait1' });
-      // Pod b reads the mailbox at once; pod a's read queues behind the WAIT on its own connection.
+      sockets[1]!.socket.emit('join', { wkIdentity: 'wait1' });
       await waitFor('the replay on pod b', () => sockets[1]!.received.length === 1);
     } finally {
       replica.signal('SIGCONT');
