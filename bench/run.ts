@@ -331,6 +331,7 @@ const RELAY_ENV = {
   WRITE_BUDGET_BYTES: String(1024 ** 4),
   // Every benchmark client connects from 127.0.0.1.
   SOCKETS_PER_IP: '1000000',
+  SOCKET_HANDSHAKES_PER_MINUTE: '1000000',
 };
 
 async function main(): Promise<void> {

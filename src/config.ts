@@ -31,8 +31,13 @@ export interface Config {
   push: PushConfig;
   market: MarketConfig;
   sign: { perMinute: number; onramperSecret: string | undefined };
-  /** Open socket.io connections per client IP on one pod (SPEC §10). */
+  /** Open socket.io connections per client IP on one pod. */
   socketsPerIp: number;
+  /**
+   * New socket.io sessions per client IP and minute, shared by every pod through Redis; and how long a session
+   * may take to connect to a namespace (until then it holds one of the address's SOCKETS_PER_IP).
+   */
+  socketHandshakes: { perMinute: number; connectTimeoutMs: number };
 }
 
 export type Role = 'api' | 'worker' | 'all';
@@ -496,6 +501,10 @@ function read(env: EnvReader): Config {
       onramperSecret: env.optional('ONRAMPER_SECRET'),
     },
     socketsPerIp: env.int('SOCKETS_PER_IP', 50, 1, 1_000_000),
+    socketHandshakes: {
+      perMinute: env.int('SOCKET_HANDSHAKES_PER_MINUTE', 120, 1, 1_000_000),
+      connectTimeoutMs: env.int('SOCKET_CONNECT_TIMEOUT_MS', 5000, 500, 45_000),
+    },
   };
 }
 

@@ -4,7 +4,9 @@ import { Server } from 'socket.io';
 import { ACTION_TYPES, type Side } from '../action-types.js';
 import type { Config } from '../config.js';
 import { clientIp } from '../http/client-ip.js';
+import type { FrontDoor } from '../http/front-door.js';
 import { sharedLimiter } from '../http/limiters.js';
+import { consumeOrReject } from '../http/rate-limit.js';
 import { errorFields, type Logger } from '../log.js';
 import { socketMetrics } from '../metrics.js';
 import { waitReady } from '../redis/clients.js';
@@ -20,7 +22,7 @@ import type { RelayServer, RelaySocket } from './types.js';
 
 const SIDES: readonly Side[] = ['key', 'wallet'];
 
-/** SPEC §10 limits: clients only ever send `join` and `leave`. */
+/** Clients only ever send `join` and `leave` (docs/api.md). */
 const LIMITS = { maxHttpBufferSize: 100 * 1024, pingInterval: 25_000, pingTimeout: 20_000 } as const;
 
 /** How long one wait for the adapter's connections lasts before it is logged and started again. */
@@ -35,7 +37,7 @@ export interface RealtimeDeps {
   limiterRedis: RedisClient;
 }
 
-/** The two socket.io servers of SPEC §10 on the API's HTTP server, their Redis adapter and the action emitter. */
+/** The two socket.io servers on the API's HTTP server, their Redis adapter and the action emitter. */
 export class Realtime {
   readonly emitter: ActionEmitter;
   private readonly clients: AdapterClients;
@@ -58,7 +60,7 @@ export class Realtime {
    * Attaches both servers once the adapter's connections are ready, so a pod never holds sockets that events
    * stored through other pods cannot reach. Until then the REST API serves alone and readiness stays 503.
    */
-  async attachWhenReady(server: HttpServer): Promise<void> {
+  async attachWhenReady(front: FrontDoor): Promise<void> {
     while (!this.stopping) {
       try {
         await Promise.all([
@@ -71,16 +73,25 @@ export class Realtime {
       }
     }
     if (this.stopping) return;
+    const { config } = this.deps;
     const joins = sharedLimiter(
       this.deps.limiterRedis,
-      this.deps.config.keyPrefix,
+      config.keyPrefix,
       'joins',
-      this.deps.config.rateLimit.points,
-      this.deps.config.rateLimit.windowSeconds,
+      config.rateLimit.points,
+      config.rateLimit.windowSeconds,
+    );
+    const handshakes = sharedLimiter(
+      this.deps.limiterRedis,
+      config.keyPrefix,
+      'handshakes',
+      config.socketHandshakes.perMinute,
+      60,
     );
     for (const side of SIDES) {
       const io = this.socketServer(side);
-      io.attach(server);
+      // Not the HTTP server itself: the front door checks requests and upgrades before they reach an engine.
+      io.attach(front.sockets as unknown as HttpServer);
       io.engine.on('connection', (connection: RelaySocket['conn']) =>
         this.cap.track(this.ip(connection.request), connection),
       );
@@ -96,6 +107,18 @@ export class Realtime {
       this.emitter.serve(side, io);
       this.servers.push(io);
     }
+    const sideOf = (url: string) => SIDES.find((side) => url.startsWith(`/v1/socket/${side}/`));
+    front.serveSockets({
+      owns: (url) => sideOf(url) !== undefined,
+      admitHandshake: async (req) => {
+        try {
+          await consumeOrReject(handshakes, this.ip(req), 'socket handshakes');
+        } catch (err) {
+          socketMetrics.refused(sideOf(req.url ?? '')!);
+          throw err;
+        }
+      },
+    });
     this.deps.log.info('sockets serving', { paths: SIDES.map((side) => `/v1/socket/${side}`) });
   }
 
@@ -109,6 +132,10 @@ export class Realtime {
       path: `/v1/socket/${side}`,
       serveClient: false,
       ...LIMITS,
+      // A session that never connects to the namespace (an abandoned handshake) gives its SOCKETS_PER_IP slot back.
+      connectTimeout: this.deps.config.socketHandshakes.connectTimeoutMs,
+      // Upgrades to other paths are the front door's (an engine would close them unanswered after a second).
+      destroyUpgrade: false,
       cors: { origin: origins, methods: ['GET', 'POST'] },
       adapter: shardedAdapter(this.clients, this.deps.config.keyPrefix, side),
       allowRequest: (req, callback) => {
