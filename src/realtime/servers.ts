@@ -48,7 +48,7 @@ export class Realtime {
   constructor(private readonly deps: RealtimeDeps) {
     this.emitter = new ActionEmitter(deps.store, deps.log);
     this.clients = adapterClients(deps.config.redis.topology);
-    this.cap = new SocketCap(deps.config.socketsPerIp);
+    this.cap = new SocketCap(deps.config.socketsPerIp, deps.config.socketHandshakes.connectTimeoutMs);
   }
 
   /** Whether both paths serve sockets (readiness waits for it). */
@@ -98,6 +98,7 @@ export class Realtime {
       const replays = Object.values(ACTION_TYPES).some((rule) => rule.side === side && rule.replay);
       const replay = replays ? new Replay(this.deps.store, this.deps.log) : undefined;
       io.on('connection', (socket: RelaySocket) => {
+        this.cap.establish(socket.conn);
         socket.data.ip = this.ip(socket.request);
         socketMetrics.connected(side, 1);
         socket.once('disconnect', () => socketMetrics.connected(side, -1));
