@@ -24,7 +24,7 @@ export interface Config {
   /** Bytes of request bodies one client IP may have stored (actions, sync) per window: bounds its Redis use. */
   writeBudget: { bytes: number; windowSeconds: number };
   /** Connections whose responses are not read: how long a written response may wait, and pipelining depth. */
-  connections: { drainTimeoutMs: number; maxInFlight: number };
+  connections: { drainTimeoutMs: number; maxInFlight: number; answersPerIp: number };
   corsOrigins: '*' | string[];
   services: Record<string, unknown>;
   support: SupportConfig;
@@ -443,6 +443,7 @@ function read(env: EnvReader): Config {
     connections: {
       drainTimeoutMs: env.int('HTTP_DRAIN_TIMEOUT_MS', 10_000, 100, 600_000),
       maxInFlight: env.int('HTTP_MAX_PIPELINED', 8, 1, 1000),
+      answersPerIp: env.int('HTTP_ANSWERS_PER_IP', 8, 1, 1_000_000),
     },
     corsOrigins:
       corsOrigins === '*'

@@ -1,8 +1,17 @@
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { get as httpGet } from 'node:http';
 import { expect } from 'chai';
+import { registry } from '../src/metrics.js';
 import { loadConfig } from '../src/config.js';
 import { errorBody, get, post, startTestApi, testEnv, type Reply, type TestApi } from './helpers/api.js';
-import { openSocket, parseReply, rawExchange, rawReplies, type RawReply } from './helpers/raw-http.js';
+import {
+  openSocket,
+  parseReplies,
+  parseReply,
+  rawExchange,
+  rawReplies,
+  type RawReply,
+} from './helpers/raw-http.js';
 import { redis } from './helpers/redis.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -532,6 +541,52 @@ describe('HTTP hardening', () => {
         expect(normal.status).to.equal(200);
       } finally {
         await capped.stop();
+      }
+    });
+
+    it('one address has at most HTTP_ANSWERS_PER_IP requests in progress over all its connections; the rest wait, other addresses do not', async () => {
+      const narrow = await startTestApi({ HTTP_ANSWERS_PER_IP: '1' });
+      const waiting = async () =>
+        (await registry.getSingleMetric('relay_http_answers_waiting')!.get()).values[0]!.value;
+      try {
+        // A write whose body is still arriving holds the address's only slot.
+        const body = JSON.stringify({ ...action, wkIdentity: 'slot-holder' });
+        const holder = await openSocket(narrow.url);
+        const holderReply = new Promise<Buffer>((resolve) => {
+          const chunks: Buffer[] = [];
+          holder.on('data', (chunk: Buffer) => {
+            chunks.push(chunk);
+            if (parseReplies(Buffer.concat(chunks)).length === 1) resolve(Buffer.concat(chunks));
+          });
+        });
+        // Taken once the request reached the app (after the front door's checks).
+        const received = new Promise((resolve) =>
+          narrow.handle.server.once('request', () => setTimeout(resolve, 0)),
+        );
+        holder.write(
+          `POST /v1/action HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+        );
+        await received;
+        // The same address on other connections: they wait for the slot.
+        const queued = [get(narrow.url, '/v1/services'), get(narrow.url, '/v1/services')];
+        await waitFor('two requests waiting', async () => (await waiting()) === 2);
+        // Another address is served at once.
+        const other = await new Promise<number>((resolve, reject) =>
+          httpGet(`${narrow.url}/v1/services`, { localAddress: '127.0.0.2' }, (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          }).once('error', reject),
+        );
+        expect(other).to.equal(200);
+        expect(await waiting()).to.equal(2);
+        // The slot holder finishes: every waiting request is served in turn.
+        holder.write(body.slice(10));
+        expect(parseReplies(await holderReply)[0]!.status).to.equal(200);
+        expect((await Promise.all(queued)).map((reply) => reply.status)).to.deep.equal([200, 200]);
+        expect(await waiting()).to.equal(0);
+        holder.destroy();
+      } finally {
+        await narrow.stop();
       }
     });
 
