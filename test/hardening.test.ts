@@ -96,7 +96,7 @@ describe('HTTP hardening', () => {
     });
   });
 
-  describe('status codes as SPEC §1 says', () => {
+  describe('status codes as docs/api.md says', () => {
     it('an unknown path is 404 whatever the method; a known one with another method is 405 with Allow', async () => {
       for (const method of ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'PROPFIND', 'MKCOL']) {
         const res = await send(api, '/v1/nope', { method });
