@@ -31,6 +31,13 @@ const httpDuration = new Histogram({
   registers: [registry],
 });
 
+/** Requests waiting for one of their client address's HTTP_ANSWERS_PER_IP slots (src/http/answer-slots.ts). */
+export const answersWaiting = new Gauge({
+  name: 'relay_http_answers_waiting',
+  help: "Requests waiting for one of their client address's HTTP_ANSWERS_PER_IP slots.",
+  registers: [registry],
+});
+
 const rateLimited = new Counter({
   name: 'relay_rate_limit_rejections_total',
   help: 'Requests rejected with 429, by limiter (api: the global /v1 limit; others: per-endpoint budgets).',
@@ -67,7 +74,7 @@ const socketsConnected = new Gauge({
 
 const socketsRefused = new Counter({
   name: 'relay_socket_connections_refused_total',
-  help: 'socket.io handshakes refused because the client IP holds SOCKETS_PER_IP sockets on this pod, by path.',
+  help: 'socket.io handshakes refused (the client IP holds SOCKETS_PER_IP sockets on this pod, or spent SOCKET_HANDSHAKES_PER_MINUTE), by path.',
   labelNames: ['path'] as const,
   registers: [registry],
 });

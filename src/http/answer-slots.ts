@@ -1,11 +1,4 @@
-import { Gauge } from 'prom-client';
-import { registry } from '../metrics.js';
-
-const waiting = new Gauge({
-  name: 'relay_http_answers_waiting',
-  help: "Requests waiting for one of their client address's HTTP_ANSWERS_PER_IP slots.",
-  registers: [registry],
-});
+import { answersWaiting as waiting } from '../metrics.js';
 
 interface Address {
   held: number;

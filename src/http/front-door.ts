@@ -107,8 +107,9 @@ export class FrontDoor {
     if (!paths?.owns(req.url ?? '/')) return undefined;
     const params = query(req);
     if (params.has('j')) return new AppError('BAD_REQUEST', 'JSONP polling is not supported.');
-    // A session's later polls and its upgrade carry its id; only a new session's handshake is budgeted.
-    if (params.has('sid')) return undefined;
+    // A session's later polls and its upgrade carry its id, and CORS preflights are OPTIONS: only a new
+    // session's handshake (a GET without sid) is budgeted.
+    if (params.has('sid') || req.method !== 'GET') return undefined;
     try {
       await paths.admitHandshake(req);
       return undefined;
