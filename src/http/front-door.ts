@@ -66,7 +66,7 @@ export class FrontDoor {
     app: RequestListener,
   ) {
     this.sockets.on('request', app);
-    server.on('request', (req: IncomingMessage, res: ServerResponse) => void this.request(req, res));
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => this.request(req, res));
     server.on(
       'upgrade',
       (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head),
@@ -78,10 +78,15 @@ export class FrontDoor {
     this.socketPaths = paths;
   }
 
-  private async request(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const refused = malformation(req) ?? (await this.socketRefusal(req));
-    if (refused) writeRefusal(res, refused, requestIdFrom(req.headers['x-request-id']));
-    else this.sockets.emit('request', req, res);
+  private request(req: IncomingMessage, res: ServerResponse): void {
+    const pass = (refused: AppError | undefined) => {
+      if (refused) writeRefusal(res, refused, requestIdFrom(req.headers['x-request-id']));
+      else this.sockets.emit('request', req, res);
+    };
+    const malformed = malformation(req);
+    // REST requests, the hot path, are passed on in the same tick; only socket.io's may wait for Redis.
+    if (malformed || !this.socketPaths?.owns(req.url ?? '/')) pass(malformed);
+    else void this.socketRefusal(req).then(pass);
   }
 
   private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
