@@ -17,20 +17,31 @@ export class AnswerSlots {
 
   constructor(private readonly perAddress: number) {}
 
-  /** Resolves with the slot's release (call it once) when `ip` has a free slot. */
-  async acquire(ip: string): Promise<() => void> {
+  /**
+   * The slot's release (call it once) when `ip` has a free slot, at once (the common case costs no extra tick);
+   * else a promise of it, settled when the slot passes to this request.
+   */
+  acquire(ip: string): (() => void) | Promise<() => void> {
     let address = this.addresses.get(ip);
     if (!address) {
       address = { held: 0, queue: [] };
       this.addresses.set(ip, address);
     }
-    if (address.held < this.perAddress) address.held++;
-    else {
-      waiting.inc();
-      // The slot passes straight from its releaser to the first in the queue, so `held` stays at the cap.
-      await new Promise<void>((resolve) => address.queue.push(resolve));
-      waiting.dec();
+    if (address.held < this.perAddress) {
+      address.held++;
+      return this.releaser(ip, address);
     }
+    waiting.inc();
+    // The slot passes straight from its releaser to the first in the queue, so `held` stays at the cap.
+    return new Promise((resolve) =>
+      address.queue.push(() => {
+        waiting.dec();
+        resolve(this.releaser(ip, address));
+      }),
+    );
+  }
+
+  private releaser(ip: string, address: Address): () => void {
     let released = false;
     return () => {
       if (released) return;

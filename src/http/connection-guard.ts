@@ -67,7 +67,8 @@ export function connectionGuard(limits: ConnectionLimits): Middleware<RelayState
     });
     // The common case, one request at a time, does not wait at all.
     if (waits) await Promise.race([previous, connection.closed]);
-    const release = socket.destroyed ? undefined : await slots.acquire(ctx.ip);
+    const slot = socket.destroyed ? undefined : slots.acquire(ctx.ip);
+    const release = slot instanceof Promise ? await slot : slot;
     if (!release || socket.destroyed) {
       release?.();
       ctx.respond = false;
