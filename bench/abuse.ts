@@ -82,6 +82,7 @@ async function flood(relay: Child): Promise<void> {
   if ((await post('probe-pair', { action: 'txid', payload: 'abcd' })).status !== 200)
     throw new Error('seed failed');
 
+  const idle = await memoryOf(relay.process.pid!);
   const count = Number(args['flood-connections']);
   const request = 'GET /v1/action/flood-pair HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(8);
   let closed = 0;
@@ -124,7 +125,10 @@ async function flood(relay: Child): Promise<void> {
     `  probe p50 ${round(percentile(latencies, 50))} ms, p99 ${round(percentile(latencies, 99))} ms, ` +
       `max ${round(latencies.at(-1) ?? NaN)} ms, ${latencies.length} answered, ${failures} failed`,
   );
-  out(`  relay peak RSS ${peakMb} MB; flood connections closed by the relay: ${closed} of ${count}`);
+  out(
+    `  relay RSS ${idle.rssMb} MB before, peak ${peakMb} MB during; flood connections closed by the relay: ` +
+      `${closed} of ${count}`,
+  );
   for (const socket of sockets) socket.destroy();
 }
 
