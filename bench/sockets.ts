@@ -1,5 +1,5 @@
 /**
- * The sockets phase of `npm run bench` (SPEC §10 goals): RSS per joined WebSocket client on one pod, the latency
+ * The sockets phase of `npm run bench` (docs/api.md#real-time-events): RSS per joined WebSocket client on one pod, the latency
  * from POST /v1/action to the event's receipt across two pods at a steady rate, and POST /v1/action throughput
  * with the emit against an action type the relay stores without emitting.
  */

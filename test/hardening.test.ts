@@ -3,7 +3,16 @@ import { get as httpGet } from 'node:http';
 import { expect } from 'chai';
 import { registry } from '../src/metrics.js';
 import { loadConfig } from '../src/config.js';
-import { errorBody, get, post, startTestApi, testEnv, type Reply, type TestApi } from './helpers/api.js';
+import {
+  errorBody,
+  get,
+  post,
+  request,
+  startTestApi,
+  testEnv,
+  type Reply,
+  type TestApi,
+} from './helpers/api.js';
 import {
   openSocket,
   parseReplies,
@@ -17,18 +26,12 @@ import { waitFor } from './helpers/wait.js';
 
 const action = { chain: 'btc', wkIdentity: 'pair-1', action: 'txid', payload: 'abcd' };
 
-async function send(
+function send(
   api: TestApi,
   path: string,
   init: { method?: string; body?: string | Buffer; headers?: Record<string, string> },
 ): Promise<Reply> {
-  const res = await fetch(api.url + path, {
-    method: init.method ?? 'POST',
-    headers: init.headers,
-    body: init.body,
-  });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: JSON.parse(text), text };
+  return request(api.url, path, { method: init.method ?? 'POST', headers: init.headers, body: init.body });
 }
 
 /**
@@ -85,7 +88,7 @@ describe('HTTP hardening', () => {
         ['PROPFIND', '/v1/sync'],
         ['DELETE', '/v1/action/x'],
       ] as const) {
-        const res = await fetch(limited.url + path, { method });
+        const res = await request(limited.url, path, { method });
         remaining.push(res.headers.get('ratelimit-remaining'));
       }
       expect(remaining).to.deep.equal(['2', '1', '0']);
@@ -96,7 +99,7 @@ describe('HTTP hardening', () => {
     });
   });
 
-  describe('status codes as docs/api.md says', () => {
+  describe('status codes as docs/api.md#status-codes says', () => {
     it('an unknown path is 404 whatever the method; a known one with another method is 405 with Allow', async () => {
       for (const method of ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'PROPFIND', 'MKCOL']) {
         const res = await send(api, '/v1/nope', { method });
@@ -126,13 +129,33 @@ describe('HTTP hardening', () => {
       }
     });
 
-    it('validation details carry no duplicates and no `must match "then" schema`', async () => {
+    it('a field that may take several forms gets one detail saying which', async () => {
+      const utxo = await post(api.url, '/v1/action', {
+        ...action,
+        utxos: [{ txid: 'ab', vout: -1, satoshis: '1.5' }],
+      });
+      expect(utxo.body.error.details).to.deep.equal([
+        {
+          field: '/body/utxos/0/vout',
+          message: 'must be an integer from 0 to 100000, as a number or a digit string',
+        },
+        {
+          field: '/body/utxos/0/satoshis',
+          message: 'must be an integer from 0 to 10^18, as a number or a digit string',
+        },
+      ]);
+      const token = await post(api.url, '/v1/token', { wkIdentity: 'pair-1' });
+      expect(token.body.error.details).to.deep.equal([
+        { field: '/body', message: 'must be a body with keyToken, walletToken or both' },
+      ]);
+    });
+
+    it('validation details carry no duplicates, no `must match "then" schema`, one detail per anyOf field', async () => {
       const res = await post(api.url, '/v1/action', { ...action, action: 'tx', path: 5, payload: 'zz' });
       expect(res.status).to.equal(400);
       expect(res.body.error.details).to.deep.equal([
-        { field: '/body/path', message: 'must be string' },
+        { field: '/body/path', message: 'must be a BIP32-style path such as 0-0, or empty' },
         { field: '/body/payload', message: 'must match pattern "^([0-9a-fA-F]{2})+$"' },
-        { field: '/body/path', message: 'must match a schema in anyOf' },
       ]);
       const missing = await post(api.url, '/v1/action', {
         ...action,

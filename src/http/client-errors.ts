@@ -31,7 +31,7 @@ export interface Refusal {
 
 /**
  * An answer written outside Koa (the server refusing a request before or instead of the app), in the envelope
- * with the headers Koa's answers carry. The connection closes after it: what follows on it cannot be trusted.
+ * (docs/api.md#envelope-and-errors) with the headers Koa's answers carry. The connection closes after it: what follows on it cannot be trusted.
  */
 export function refusal(err: AppError, requestId: string = randomUUID()): Refusal {
   const body = JSON.stringify(envelope(err, requestId));

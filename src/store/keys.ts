@@ -4,10 +4,10 @@ export type TokenSide = 'key' | 'wallet';
 export const TOKEN_SIDES: readonly TokenSide[] = ['key', 'wallet'];
 
 /**
- * The relay's key layout (docs/operations.md, key layout), in one place so operators and code agree. It is the
- * same on every topology. Keys that one script touches share a hash tag (`{…}`), so on a Redis Cluster they live
- * in one slot: a pair's token and tombstone sets are tagged with its identity, a token's move epoch with its
- * owner entry's name. Every other operation touches one key.
+ * The relay's key layout (docs/operations.md#key-layout-and-redis-cli-recipes), in one place so operators and
+ * code agree. It is the same on every topology. Keys that one script touches share a hash tag (`{…}`), so on a
+ * Redis Cluster they live in one slot: a pair's token and tombstone sets are tagged with its identity, a token's
+ * move epoch with its owner entry's name. Every other operation touches one key.
  */
 export interface Keys {
   sync(walletIdentity: string): string;

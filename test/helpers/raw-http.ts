@@ -1,4 +1,5 @@
 import { connect, type Socket } from 'node:net';
+import { checkContract } from './contract.js';
 
 export interface RawReply {
   status: number;
@@ -77,5 +78,14 @@ export async function rawReplies(
 
 /** Writes `request` as raw bytes, collects what the server sends until it closes, and parses the first reply. */
 export async function rawExchange(url: string, request: string | Buffer): Promise<RawReply> {
-  return (await rawReplies(url, request)).replies[0]!;
+  const reply = (await rawReplies(url, request)).replies[0]!;
+  const [method = '', target = ''] = request.toString('latin1').split('\r\n', 1)[0]!.split(' ');
+  checkContract({
+    method,
+    target,
+    status: reply.status,
+    headers: reply.headers,
+    text: JSON.stringify(reply.body),
+  });
+  return reply;
 }
