@@ -52,6 +52,7 @@ describe('the OpenAPI document', () => {
     ).to.have.members(['BAD_REQUEST', 'INVALID_JSON', 'INVALID_PARAMETER']);
     expect(action.responses['429'].headers).to.have.keys(
       'X-Request-Id',
+      'X-Content-Type-Options',
       'RateLimit-Limit',
       'RateLimit-Remaining',
       'RateLimit-Reset',
@@ -93,6 +94,7 @@ describe('the OpenAPI document', () => {
       status,
       headers: {
         'x-request-id': 'r',
+        'x-content-type-options': 'nosniff',
         'ratelimit-limit': '1',
         'ratelimit-remaining': '1',
         'ratelimit-reset': '1',
@@ -121,6 +123,9 @@ describe('the OpenAPI document', () => {
       expect(() => checker.check({ ...exchange('/v1/token', 200, counts), headers: {} })).to.throw(
         /header X-Request-Id is missing/,
       );
+      const sniffable = exchange('/v1/token', 200, counts);
+      delete (sniffable.headers as Record<string, string>)['x-content-type-options'];
+      expect(() => checker.check(sniffable)).to.throw(/header X-Content-Type-Options is missing/);
       const notFound = { success: false, error: { code: 'NOT_FOUND', message: 'x', requestId: 'r' } };
       expect(() => checker.check(exchange('/v1/token', 400, notFound))).to.throw(
         /must be equal to one of the allowed values/,
