@@ -4,8 +4,12 @@
  * POST, and a long run for the relay's memory. Loopback only; raw results go to .bench/. See docs/benchmarks.md.
  *
  *   npm run bench -- [--duration 10] [--rounds 5] [--connections 64] [--warmup 3] [--long 60]
- *                    [--runner dist|tsx] [--phases get,post,push,long,sockets] [--profile] [--relay-node-args=--flag]
- *                    [--socket-clients 5000] [--socket-rate 200] [--socket-seconds 20]
+ *                    [--runner dist|tsx] [--phases get,post,push,verify,signed,long,sockets] [--profile]
+ *                    [--relay-node-args=--flag] [--socket-clients 5000] [--socket-rate 200] [--socket-seconds 20]
+ *                    [--signed-requests 4000]
+ *
+ * `verify` measures one identity verification in this process (the curve with node:crypto and @noble/curves);
+ * `signed` compares POST /v1/action unsigned, signed and with a stranger's junk signature on the relay.
  *
  * The sockets phase is not in the default set (it starts two more pods and 5,000 clients):
  * `npm run bench -- --phases sockets`.
@@ -32,7 +36,9 @@ import {
   type Runner,
 } from './children.js';
 import { drive, median, medianSummary, type Measured, type Summary } from './load.js';
+import { signedPhase } from './signed.js';
 import { socketsPhase } from './sockets.js';
+import { verifyFigures } from './verify.js';
 import { startTopology, TOPOLOGIES, type TopologyName } from '../test/helpers/topologies.js';
 
 const { values: args } = parseArgs({
@@ -43,7 +49,8 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '3' },
     long: { type: 'string', default: '60' },
     runner: { type: 'string', default: 'dist' },
-    phases: { type: 'string', default: 'get,post,push,long' },
+    phases: { type: 'string', default: 'get,post,push,verify,signed,long' },
+    'signed-requests': { type: 'string', default: '4000' },
     'relay-node-args': { type: 'string', default: '' },
     profile: { type: 'boolean', default: false },
     'socket-clients': { type: 'string', default: '5000' },
@@ -389,6 +396,25 @@ async function main(): Promise<void> {
     };
     out();
   }
+  let verify: ReturnType<typeof verifyFigures> | undefined;
+  if (phases.has('verify')) {
+    verify = verifyFigures();
+    out('one identity verification, µs of CPU (median of batches, in the benchmark process):');
+    for (const [name, us] of Object.entries(verify)) out(`  ${name.padEnd(26)} ${us}`);
+    out();
+  }
+  const signed =
+    phases.has('signed') && withAction
+      ? await signedPhase(relay, {
+          rounds,
+          connections,
+          requests: Number(args['signed-requests']),
+          out,
+          header: HEADER,
+          fmt,
+        })
+      : undefined;
+  if (signed) out();
   const long = phases.has('long') && longSeconds > 0 ? await longRun(relay, withAction, idle) : undefined;
   const sockets = phases.has('sockets')
     ? await socketsPhase({
@@ -434,6 +460,11 @@ async function main(): Promise<void> {
     out(`POST /v1/action throughput with/without the push enqueue: median ${push.rpsRatio}`);
     out(`POST /v1/action CPU per request with/without the push enqueue: median ${push.cpuRatio}`);
   }
+  if (signed) {
+    out(`POST /v1/action CPU per request signed/unsigned: median ${signed.signedCpuRatio}`);
+    out(`POST /v1/action throughput signed/unsigned: median ${signed.signedRpsRatio}`);
+    out(`POST /v1/action CPU per request junk signature/unsigned: median ${signed.junkCpuRatio}`);
+  }
   if (long) {
     out(
       `relay RSS after ${long.seconds} s: ${long.after.rssMb} MB (target < 150: ${verdict(long.after.rssMb < 150)})`,
@@ -465,6 +496,8 @@ async function main(): Promise<void> {
         get,
         post,
         push,
+        verify,
+        signed,
         long,
         sockets,
         raw,

@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import type { Middleware } from 'koa';
 import { AnswerSlots } from './answer-slots.js';
+import { ipBucket } from './client-ip.js';
 import type { RelayState } from './context.js';
 
 export interface ConnectionLimits {
@@ -67,7 +68,7 @@ export function connectionGuard(limits: ConnectionLimits): Middleware<RelayState
     });
     // The common case, one request at a time, does not wait at all.
     if (waits) await Promise.race([previous, connection.closed]);
-    const slot = socket.destroyed ? undefined : slots.acquire(ctx.ip);
+    const slot = socket.destroyed ? undefined : slots.acquire(ipBucket(ctx.ip));
     const release = slot instanceof Promise ? await slot : slot;
     if (!release || socket.destroyed) {
       release?.();

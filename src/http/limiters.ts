@@ -2,7 +2,7 @@ import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
 import type { RedisClient } from '../redis/clients.js';
 
 /**
- * A per-IP budget shared by every pod through Redis (keys `<prefix>rl:<name>:<ip>`). While Redis is down each
+ * A budget shared by every pod through Redis (keys `<prefix>rl:<name>:<key>`, the key mostly a client IP). While Redis is down each
  * pod falls back to the same budget in memory, so the relay stays protected without its store.
  */
 export function sharedLimiter(

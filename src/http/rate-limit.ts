@@ -2,6 +2,7 @@ import type { Middleware } from 'koa';
 import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { recordRateLimited } from '../metrics.js';
 import type { RelayState } from './context.js';
+import { ipBucket } from './client-ip.js';
 import { AppError } from './errors.js';
 
 /** sharedLimiter names its keys `<prefix>rl:<name>`: that name labels the rejection counter. */
@@ -28,7 +29,7 @@ export function rateLimit(
     if (!applies(ctx.path)) return next();
     let res: RateLimiterRes;
     try {
-      res = await limiter.consume(ctx.ip);
+      res = await limiter.consume(ipBucket(ctx.ip));
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
       recordRateLimited(limiterName(limiter));
@@ -45,20 +46,20 @@ export function rateLimit(
 
 /**
  * A consumption that does not set the global headers: for per-endpoint budgets (submissions, signing, bytes
- * written), `points` at a time.
+ * written, per client IP unless `key` says otherwise), `points` at a time. `what` completes "Too many …".
  */
 export async function consumeOrReject(
   limiter: RateLimiterAbstract,
-  key: string,
+  key: string | { ip: string },
   what: string,
   points = 1,
 ): Promise<void> {
   try {
-    await limiter.consume(key, points);
+    await limiter.consume(typeof key === 'string' ? key : ipBucket(key.ip), points);
   } catch (rejection) {
     if (!(rejection instanceof RateLimiterRes)) throw rejection;
     recordRateLimited(limiterName(limiter));
-    throw new AppError('RATE_LIMITED', `Too many ${what} from this address; retry later.`, {
+    throw new AppError('RATE_LIMITED', `Too many ${what}; retry later.`, {
       headers: { 'Retry-After': String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))) },
     });
   }
@@ -70,7 +71,7 @@ export async function consumeOrReject(
  */
 export function writeBudget(limiter: RateLimiterAbstract): Middleware<RelayState> {
   return async (ctx, next) => {
-    await consumeOrReject(limiter, ctx.ip, 'bytes written', ctx.state.bodyBytes ?? 0);
+    await consumeOrReject(limiter, ctx, 'bytes written from this address', ctx.state.bodyBytes ?? 0);
     await next();
   };
 }
