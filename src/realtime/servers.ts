@@ -126,7 +126,7 @@ export class Realtime {
       owns: (url) => sideOf(url) !== undefined,
       admitHandshake: async (req) => {
         try {
-          await consumeOrReject(handshakes, this.ip(req), 'socket handshakes');
+          await consumeOrReject(handshakes, this.ip(req), 'socket handshakes from this address');
         } catch (err) {
           socketMetrics.refused(sideOf(req.url ?? '')!);
           throw err;
