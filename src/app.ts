@@ -12,7 +12,6 @@ import { requestId } from './http/request-id.js';
 import { createRouter, foldsRateLimit, isV1, unmatched } from './http/routing.js';
 import type { Logger } from './log.js';
 import type { RedisClient } from './redis/clients.js';
-import { httpMetrics } from './metrics.js';
 import { partnerRegistry } from './partners.js';
 import { Upstream } from './providers/http.js';
 import { PushProducer, SupportProducer } from './queue/producer.js';
@@ -127,7 +126,6 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
   app.use(requestId(log));
   app.use(connectionGuard(config.connections));
   app.use(accessLog());
-  app.use(httpMetrics());
   app.use(errorEnvelope());
   app.use(corsPolicy(config.corsOrigins));
   app.use(rateLimit(globalLimit, isV1, foldsRateLimit));
