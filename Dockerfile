@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 # One image for every role: RELAY_ROLE (api, worker, all) picks what the process starts.
 
-FROM node:22-slim AS base
+# Node 24 LTS, pinned to a release so a rebuild gets the same runtime; bump it with .nvmrc.
+FROM node:24.21.0-slim AS base
 WORKDIR /app
 COPY package.json package-lock.json ./
 
@@ -18,7 +19,7 @@ RUN npm run build
 FROM base AS deps
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
-FROM node:22-slim
+FROM node:24.21.0-slim
 ENV NODE_ENV=production
 WORKDIR /app
 # package.json stays: its "type": "module" makes Node load dist/ as ES modules.

@@ -73,7 +73,7 @@ const relayNodeArgs = args['relay-node-args'].split(' ').filter(Boolean);
 
 const out = (line = '') => process.stdout.write(line + '\n');
 
-// A realistic pairing record (docs/api.md, pairing): a 111-char xpub and a 62-char bc1q multisig address.
+// A realistic pairing record (docs/api.md#post-v1sync): a 111-char xpub and a 62-char bc1q multisig address.
 const WALLET_ID = 'bench-wallet-7f3a9c2e41d84b6f';
 const SYNC_RECORD = {
   chain: 'btc',

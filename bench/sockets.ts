@@ -1,8 +1,9 @@
 /**
- * The socket.io phases of `npm run bench`. `sockets`: RSS per joined WebSocket client on one pod, the latency
- * from POST /v1/action to the event's receipt across two pods at a steady rate, and POST /v1/action throughput
- * with the emit against an action type the relay stores without emitting. `storm`: thousands of clients
- * connecting and joining one pod at once (a pod's share of a reconnect storm), joins/s and time to 99 %.
+ * The socket.io phases of `npm run bench` (docs/api.md#real-time-events). `sockets`: RSS per joined WebSocket
+ * client on one pod, the latency from POST /v1/action to the event's receipt across two pods at a steady rate,
+ * and POST /v1/action throughput with the emit against an action type the relay stores without emitting.
+ * `storm`: thousands of clients connecting and joining one pod at once (a pod's share of a reconnect storm),
+ * joins/s and time to 99 %.
  */
 import { readFile } from 'node:fs/promises';
 import { io, type Socket } from 'socket.io-client';

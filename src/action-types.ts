@@ -1,5 +1,5 @@
 /**
- * The one table of what varies by action type (SPEC §4, §10, §11): which app it is for, whether a key app that
+ * The one table of what varies by action type (docs/api.md#action-types): which app it is for, whether a key app that
  * joins late gets it replayed, and the generic push text. The socket emitter, the replay on join and the push
  * worker all read it; adding a type is one row. Types not listed are stored and readable, never emitted or pushed.
  */

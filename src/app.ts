@@ -18,6 +18,7 @@ import { PushProducer, SupportProducer } from './queue/producer.js';
 import { actionRoutes, type ActionEvents } from './routes/action.js';
 import { healthRoutes, type Readiness } from './routes/health.js';
 import { marketRoutes } from './routes/market.js';
+import { openApiRoutes } from './routes/openapi.js';
 import { servicesRoutes } from './routes/services.js';
 import { signRoutes } from './routes/sign.js';
 import { supportRoutes } from './routes/support.js';
@@ -83,9 +84,15 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
   );
   tokenRoutes(router, new TokenStore(redis, keys, ack));
   servicesRoutes(router, config.services);
+  openApiRoutes(router);
   const marketStore = new MarketStore(redis, keys);
   const upstream = new Upstream(config.market.upstreamTimeoutMs);
-  marketRoutes(router, marketStore, new TokenInfoService(marketStore, upstream, config.market.evmRpc));
+  marketRoutes(
+    router,
+    marketStore,
+    new TokenInfoService(marketStore, upstream, config.market.evmRpc),
+    config.market.refresh,
+  );
   signRoutes(
     router,
     partnerRegistry(config),

@@ -10,6 +10,8 @@ export interface Config {
   keyPrefix: string;
   role: Role;
   logLevel: LogLevel;
+  /** `json` lines for machines (the default), `pretty` one readable line per entry for a developer's terminal. */
+  logFormat: LogFormat;
   /** While a failure lasts (an upstream, Redis), one summary line per this period instead of a line each time. */
   logSummarySeconds: number;
   /** How long SIGTERM waits for in-flight requests and the active job before giving up. */
@@ -36,7 +38,7 @@ export interface Config {
   push: PushConfig;
   market: MarketConfig;
   sign: { perMinute: number; onramperSecret: string | undefined };
-  /** Open socket.io connections per client IP on one pod (SPEC §10). */
+  /** Open socket.io connections per client IP on one pod (docs/api.md#socket-limits). */
   socketsPerIp: number;
 }
 
@@ -47,7 +49,7 @@ export interface RedisNode {
   port: number;
 }
 
-/** Where Redis is (SPEC §12): exactly one of the three topologies. */
+/** Where Redis is (docs/operations.md#redis-topologies): exactly one of the three topologies. */
 export type RedisTopology =
   | {
       kind: 'standalone';
@@ -79,6 +81,7 @@ export interface RedisConfig {
   waitTimeoutMs: number;
 }
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export type LogFormat = 'json' | 'pretty';
 
 export interface SupportConfig {
   submissionsPerDay: number;
@@ -124,6 +127,8 @@ export interface ServiceAccount {
 }
 
 export interface MarketConfig {
+  /** False (MARKET_REFRESH=off): the worker fetches no rates or fees, for a laptop without internet. */
+  refresh: boolean;
   ratesCryptoUrl: string;
   ratesFiatUrl: string;
   ratesRefreshSeconds: number;
@@ -421,6 +426,7 @@ function read(env: EnvReader): Config {
     keyPrefix: env.string('KEY_PREFIX', 'relay:'),
     role,
     logLevel: env.oneOf('LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error'] as const),
+    logFormat: env.oneOf('LOG_FORMAT', 'json', ['json', 'pretty'] as const),
     logSummarySeconds: env.int('LOG_SUMMARY_SECONDS', 300, 1, 86_400),
     shutdownTimeoutMs: env.int('SHUTDOWN_TIMEOUT_MS', 20_000, 0, 600_000),
     requestTimeoutMs: env.int('HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
@@ -476,6 +482,7 @@ function read(env: EnvReader): Config {
     },
     push: readPush(env, role),
     market: {
+      refresh: env.oneOf('MARKET_REFRESH', 'on', ['on', 'off'] as const) === 'on',
       ratesCryptoUrl: env.url('RATES_CRYPTO_URL', 'https://api.coingecko.com/api/v3'),
       ratesFiatUrl: env.url('RATES_FIAT_URL', 'https://open.er-api.com/v6/latest/USD'),
       ratesRefreshSeconds: env.int('RATES_REFRESH_SECONDS', 300, 1, 86_400),

@@ -1,13 +1,13 @@
 import { format } from 'node:util';
 import { ConditionLog } from './condition-log.js';
-import type { LogLevel } from './config.js';
+import type { LogFormat, LogLevel } from './config.js';
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 export type LogFields = Record<string, unknown>;
 
 /**
- * Structured JSON lines on stdout. Callers pass identifiers and measurements only: never bodies, payloads,
+ * Structured lines on stdout: JSON, or with LOG_FORMAT=pretty one readable line each. Callers pass identifiers and measurements only: never bodies, payloads,
  * xpubs, push tokens, emails or secrets.
  */
 export interface Logger {
@@ -18,10 +18,21 @@ export interface Logger {
   child(fields: LogFields): Logger;
 }
 
+type Entry = { time: string; level: LogLevel; msg: string } & LogFields;
+
+/** `12:00:00.000 INFO  message key=value …`: values as JSON, so a string with spaces stays one token. */
+function pretty({ time, level, msg, ...fields }: Entry): string {
+  const pairs = Object.entries(fields).map(([key, value]) => `${key}=${JSON.stringify(value)}`);
+  return [time.slice(11, 23), level.toUpperCase().padEnd(5), msg, ...pairs].join(' ');
+}
+
+const RENDER: Record<LogFormat, (entry: Entry) => string> = { json: JSON.stringify, pretty };
+
 /** A class rather than closures: the API makes a child per request, so it must be cheap to create. */
-class JsonLogger implements Logger {
+class LineLogger implements Logger {
   constructor(
     private readonly min: number,
+    private readonly render: (entry: Entry) => string,
     private readonly base: LogFields,
     private readonly write: (line: string) => void,
     /** A child's own fields, kept apart from `base` so that forking one costs no copy. */
@@ -31,7 +42,7 @@ class JsonLogger implements Logger {
   private emit(level: LogLevel, msg: string, fields?: LogFields): void {
     if (ORDER[level] < this.min) return;
     const line = { time: new Date().toISOString(), level, msg, ...this.base, ...this.own, ...fields };
-    this.write(JSON.stringify(line));
+    this.write(this.render(line));
   }
 
   debug(msg: string, fields?: LogFields): void {
@@ -48,12 +59,17 @@ class JsonLogger implements Logger {
   }
   child(fields: LogFields): Logger {
     const base = this.own ? { ...this.base, ...this.own } : this.base;
-    return new JsonLogger(this.min, base, this.write, fields);
+    return new LineLogger(this.min, this.render, base, this.write, fields);
   }
 }
 
-export function createLogger(level: LogLevel, base: LogFields = {}, write = defaultWrite): Logger {
-  return new JsonLogger(ORDER[level], base, write);
+export function createLogger(
+  level: LogLevel,
+  base: LogFields = {},
+  write = defaultWrite,
+  format: LogFormat = 'json',
+): Logger {
+  return new LineLogger(ORDER[level], RENDER[format], base, write);
 }
 
 function defaultWrite(line: string): void {

@@ -24,7 +24,12 @@ function configOrExit(): Config {
 }
 
 const config = configOrExit();
-const log = createLogger(config.logLevel, { service: 'multisig-relay', role: config.role });
+const log = createLogger(
+  config.logLevel,
+  { service: 'multisig-relay', role: config.role },
+  undefined,
+  config.logFormat,
+);
 const summaryMs = config.logSummarySeconds * 1000;
 captureConsole(log, summaryMs);
 logRedisOutages(log, summaryMs);

@@ -194,7 +194,11 @@ describe('POST /v1/action and GET /v1/action/{id}', () => {
       const res = await post(api.url, '/v1/action', { ...request, payload: 'ab'.repeat(1_100_000) });
       expect(res.status).to.equal(413);
       expect(res.body).to.deep.equal(
-        errorBody(res, 'PAYLOAD_TOO_LARGE', 'The request body is larger than this endpoint accepts.'),
+        errorBody(
+          res,
+          'PAYLOAD_TOO_LARGE',
+          'The request body is larger than this endpoint accepts (2 MiB once decoded).',
+        ),
       );
       expect(await redis().keys('relay:action:*')).to.deep.equal([]);
     });

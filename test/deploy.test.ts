@@ -458,8 +458,15 @@ describe('deployment manifests', () => {
   describe('image', () => {
     const cmd = JSON.parse(finalStage.instructions.findLast((i) => i.op === 'CMD')!.args) as string[];
 
-    it('Dockerfile: slim Node 22 or 24, production dependencies only, non-root uid 10001, the compiled entry', () => {
-      expect(finalStage.from).to.match(/^node:(22|24)-slim$/);
+    it('Dockerfile: slim Node 24 pinned to the release in .nvmrc, production dependencies only, non-root uid 10001, the compiled entry', () => {
+      const nvmrc = readRepoFile('.nvmrc').trim();
+      expect(nvmrc).to.match(/^24\.\d+\.\d+$/);
+      for (const stage of stages.filter((s) => s.from.startsWith('node:'))) {
+        expect(stage.from).to.equal(`node:${nvmrc}-slim`);
+      }
+      // The lowest supported line: what engines promises and what the types describe.
+      expect(packageJson.engines.node).to.equal('>=22');
+      expect(packageJson.devDependencies['@types/node']).to.match(/^22\./);
       const copiedFrom = finalStage.instructions
         .filter((i) => i.op === 'COPY')
         .map((i) => [/--from=(\S+)/.exec(i.args)?.[1], i.args.split(/\s+/).at(-1)]);

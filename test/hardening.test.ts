@@ -2,25 +2,28 @@ import { spawnSync } from 'node:child_process';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { loadConfig } from '../src/config.js';
-import { errorBody, get, post, startTestApi, testEnv, type Reply, type TestApi } from './helpers/api.js';
+import {
+  errorBody,
+  get,
+  post,
+  request,
+  startTestApi,
+  testEnv,
+  type Reply,
+  type TestApi,
+} from './helpers/api.js';
 import { openSocket, parseReply, rawExchange, type RawReply } from './helpers/raw-http.js';
 import { redis } from './helpers/redis.js';
 import { waitFor } from './helpers/wait.js';
 
 const action = { chain: 'btc', wkIdentity: 'pair-1', action: 'txid', payload: 'abcd' };
 
-async function send(
+function send(
   api: TestApi,
   path: string,
   init: { method?: string; body?: string | Buffer; headers?: Record<string, string> },
 ): Promise<Reply> {
-  const res = await fetch(api.url + path, {
-    method: init.method ?? 'POST',
-    headers: init.headers,
-    body: init.body,
-  });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: JSON.parse(text), text };
+  return request(api.url, path, { method: init.method ?? 'POST', headers: init.headers, body: init.body });
 }
 
 /** The envelope a response Node's parser produced must carry: its X-Request-Id header repeated in the body. */
@@ -66,7 +69,7 @@ describe('HTTP hardening', () => {
         ['PROPFIND', '/v1/sync'],
         ['DELETE', '/v1/action/x'],
       ] as const) {
-        const res = await fetch(limited.url + path, { method });
+        const res = await request(limited.url, path, { method });
         remaining.push(res.headers.get('ratelimit-remaining'));
       }
       expect(remaining).to.deep.equal(['2', '1', '0']);
@@ -77,7 +80,7 @@ describe('HTTP hardening', () => {
     });
   });
 
-  describe('status codes as SPEC §1 says', () => {
+  describe('status codes as docs/api.md#status-codes says', () => {
     it('an unknown path is 404 whatever the method; a known one with another method is 405 with Allow', async () => {
       for (const method of ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'PROPFIND', 'MKCOL']) {
         const res = await send(api, '/v1/nope', { method });
@@ -107,13 +110,33 @@ describe('HTTP hardening', () => {
       }
     });
 
-    it('validation details carry no duplicates and no `must match "then" schema`', async () => {
+    it('a field that may take several forms gets one detail saying which', async () => {
+      const utxo = await post(api.url, '/v1/action', {
+        ...action,
+        utxos: [{ txid: 'ab', vout: -1, satoshis: '1.5' }],
+      });
+      expect(utxo.body.error.details).to.deep.equal([
+        {
+          field: '/body/utxos/0/vout',
+          message: 'must be an integer from 0 to 100000, as a number or a digit string',
+        },
+        {
+          field: '/body/utxos/0/satoshis',
+          message: 'must be an integer from 0 to 10^18, as a number or a digit string',
+        },
+      ]);
+      const token = await post(api.url, '/v1/token', { wkIdentity: 'pair-1' });
+      expect(token.body.error.details).to.deep.equal([
+        { field: '/body', message: 'must be a body with keyToken, walletToken or both' },
+      ]);
+    });
+
+    it('validation details carry no duplicates, no `must match "then" schema`, one detail per anyOf field', async () => {
       const res = await post(api.url, '/v1/action', { ...action, action: 'tx', path: 5, payload: 'zz' });
       expect(res.status).to.equal(400);
       expect(res.body.error.details).to.deep.equal([
-        { field: '/body/path', message: 'must be string' },
+        { field: '/body/path', message: 'must be a BIP32-style path such as 0-0, or empty' },
         { field: '/body/payload', message: 'must match pattern "^([0-9a-fA-F]{2})+$"' },
-        { field: '/body/path', message: 'must match a schema in anyOf' },
       ]);
       const missing = await post(api.url, '/v1/action', {
         ...action,

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { errorBody, get, post, startTestApi, type TestApi } from './helpers/api.js';
+import { errorBody, get, post, request, startTestApi, type TestApi } from './helpers/api.js';
 import { redis } from './helpers/redis.js';
 
 describe('HTTP layer', () => {
@@ -38,7 +38,7 @@ describe('HTTP layer', () => {
       expect(res.body).to.deep.equal(
         errorBody(res, 'METHOD_NOT_ALLOWED', 'This endpoint does not accept that method.'),
       );
-      const put = await fetch(`${api.url}/v1/action`, { method: 'PUT' });
+      const put = await request(api.url, '/v1/action', { method: 'PUT' });
       expect(put.status).to.equal(405);
       expect(put.headers.get('allow')).to.equal('POST');
     });
@@ -78,7 +78,7 @@ describe('HTTP layer', () => {
     });
 
     it('answers preflights', async () => {
-      const res = await fetch(`${api.url}/v1/action`, {
+      const res = await request(api.url, '/v1/action', {
         method: 'OPTIONS',
         headers: { Origin: 'https://wallet.example', 'Access-Control-Request-Method': 'POST' },
       });

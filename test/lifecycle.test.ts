@@ -105,7 +105,7 @@ describe('process lifecycle', () => {
   });
 
   describe('config loader', () => {
-    it('applies the SPEC §9 defaults', () => {
+    it('applies the documented defaults (README.md#configuration)', () => {
       const config = loadConfig({});
       expect(config).to.deep.include({
         port: 9876,
@@ -151,7 +151,7 @@ describe('process lifecycle', () => {
       expect(config.services).to.deep.equal({ swap: false });
     });
 
-    it('knows every SPEC §9 variable', () => {
+    it('knows every documented variable', () => {
       const known = knownEnvVars();
       for (const name of [
         'PORT',

@@ -12,7 +12,7 @@ import {
 } from '../src/metrics.js';
 import { createRedis } from '../src/redis/clients.js';
 import { freePort } from '../src/redis/server.js';
-import { get, startTestApi, testEnv, waitUntilReady, type TestApi } from './helpers/api.js';
+import { get, request, startTestApi, testEnv, waitUntilReady, type TestApi } from './helpers/api.js';
 import { parsePrometheus, valueOf, type Scrape } from './helpers/prometheus.js';
 import { testRedis, testTopology } from './helpers/redis.js';
 
@@ -96,7 +96,7 @@ describe('metrics', () => {
 
     it('a 405 is counted under its route, not "unmatched"', async () => {
       const before = await scrape();
-      const res = await fetch(`${api.url}/v1/sync/someone`, { method: 'DELETE' });
+      const res = await request(api.url, '/v1/sync/someone', { method: 'DELETE' });
       expect(res.status).to.equal(405);
       const after = await scrape();
       const count = (route: string) =>

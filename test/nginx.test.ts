@@ -1,7 +1,7 @@
 import { Agent } from 'node:http';
 import { expect } from 'chai';
 import { post, startTestApi, type TestApi } from './helpers/api.js';
-import { startNginx, type TestNginx } from './helpers/nginx.js';
+import { requireNginx, startNginx, type TestNginx } from './helpers/nginx.js';
 import { connectClient, joinsHandled, joinsSettled, type TestClient } from './helpers/sockets.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -33,104 +33,108 @@ async function holds(api: TestApi, c: TestClient): Promise<boolean> {
   return code === 3;
 }
 
-describe('through nginx (deploy/nginx.conf) in front of two pods', () => {
-  let a: TestApi;
-  let b: TestApi;
-  const clients: TestClient[] = [];
-  before(async () => {
-    a = await startTestApi({ TRUST_PROXY_HOPS: '1' });
-    b = await startTestApi({ TRUST_PROXY_HOPS: '1' });
-  });
-  after(async () => {
-    for (const c of clients) c.close();
-    await a.stop(); // a no-op when the test already stopped it
-    await b.stop();
-  });
-  const hostPort = (api: TestApi) => new URL(api.url).host;
+describe('deploy/nginx.conf', function () {
+  before(requireNginx);
 
-  it('hashes the client address: clients spread over both pods, upgrade, get every event; a stopped pod’s clients move and get the pending request replayed', async function () {
-    this.timeout(60_000);
-    const nginx = await startNginx([hostPort(a), hostPort(b)]);
-    try {
-      const before = await joinsHandled();
-      const transports = new Map<TestClient, string[]>();
-      for (let n = 2; n <= 9; n++) {
-        // engine.io-client takes an http.Agent in Node (typed for the browser as string | boolean).
-        const agent = new Agent({ localAddress: `127.0.0.${n}` }) as unknown as string;
-        const c = connectClient(nginx.url, 'key', { wkIdentity: 'lb1' }, { agent });
-        const seen: string[] = [];
-        transports.set(c, seen);
-        c.socket.io.on('open', () => {
-          seen.push(c.socket.io.engine.transport.name);
-          c.socket.io.engine.once('upgrade', (transport: { name: string }) => seen.push(transport.name));
-        });
-        clients.push(c);
+  describe('through nginx (deploy/nginx.conf) in front of two pods', () => {
+    let a: TestApi;
+    let b: TestApi;
+    const clients: TestClient[] = [];
+    before(async () => {
+      a = await startTestApi({ TRUST_PROXY_HOPS: '1' });
+      b = await startTestApi({ TRUST_PROXY_HOPS: '1' });
+    });
+    after(async () => {
+      for (const c of clients) c.close();
+      await a.stop(); // a no-op when the test already stopped it
+      await b.stop();
+    });
+    const hostPort = (api: TestApi) => new URL(api.url).host;
+
+    it('hashes the client address: clients spread over both pods, upgrade, get every event; a stopped pod’s clients move and get the pending request replayed', async function () {
+      this.timeout(60_000);
+      const nginx = await startNginx([hostPort(a), hostPort(b)]);
+      try {
+        const before = await joinsHandled();
+        const transports = new Map<TestClient, string[]>();
+        for (let n = 2; n <= 9; n++) {
+          // engine.io-client takes an http.Agent in Node (typed for the browser as string | boolean).
+          const agent = new Agent({ localAddress: `127.0.0.${n}` }) as unknown as string;
+          const c = connectClient(nginx.url, 'key', { wkIdentity: 'lb1' }, { agent });
+          const seen: string[] = [];
+          transports.set(c, seen);
+          c.socket.io.on('open', () => {
+            seen.push(c.socket.io.engine.transport.name);
+            c.socket.io.engine.once('upgrade', (transport: { name: string }) => seen.push(transport.name));
+          });
+          clients.push(c);
+        }
+        await joinsSettled(before, clients.length);
+        await waitFor('every client upgraded', () => [...transports.values()].every((t) => t.length === 2));
+        expect(new Set([...transports.values()].map((t) => t.join('→')))).to.deep.equal(
+          new Set(['polling→websocket']),
+        );
+
+        const stored = (await post(nginx.url, '/v1/action', request)).body.data;
+        for (const c of clients) await waitFor('the event', () => c.received.length === 1);
+        for (const c of clients) expect(c.received).to.deep.equal([{ event: 'tx', data: stored }]);
+
+        const onA = await Promise.all(clients.map((c) => holds(a, c)));
+        const moved = clients.filter((_, i) => onA[i]);
+        const stayed = clients.filter((_, i) => !onA[i]);
+        expect(moved.length, 'clients on pod a').to.be.greaterThan(0);
+        expect(stayed.length, 'clients on pod b').to.be.greaterThan(0);
+
+        const rejoined = await joinsHandled();
+        await a.stop();
+        await joinsSettled(rejoined, moved.length);
+        for (const c of moved) {
+          // The replay is written before the join is counted, but reaches the client a little later.
+          await waitFor('the replay', () => c.received.length === 2);
+          expect(c.disconnects).to.deep.equal(['transport close']);
+          expect(c.socket.connected).to.equal(true);
+          // A new connection: the pending request is replayed to it.
+          expect(c.received).to.deep.equal([
+            { event: 'tx', data: stored },
+            { event: 'tx', data: stored },
+          ]);
+        }
+        for (const c of stayed) {
+          expect(c.disconnects).to.deep.equal([]);
+          expect(c.received).to.deep.equal([{ event: 'tx', data: stored }]);
+        }
+      } finally {
+        await nginx.stop();
       }
-      await joinsSettled(before, clients.length);
-      await waitFor('every client upgraded', () => [...transports.values()].every((t) => t.length === 2));
-      expect(new Set([...transports.values()].map((t) => t.join('→')))).to.deep.equal(
-        new Set(['polling→websocket']),
-      );
+    });
+  });
 
-      const stored = (await post(nginx.url, '/v1/action', request)).body.data;
-      for (const c of clients) await waitFor('the event', () => c.received.length === 1);
-      for (const c of clients) expect(c.received).to.deep.equal([{ event: 'tx', data: stored }]);
-
-      const onA = await Promise.all(clients.map((c) => holds(a, c)));
-      const moved = clients.filter((_, i) => onA[i]);
-      const stayed = clients.filter((_, i) => !onA[i]);
-      expect(moved.length, 'clients on pod a').to.be.greaterThan(0);
-      expect(stayed.length, 'clients on pod b').to.be.greaterThan(0);
-
-      const rejoined = await joinsHandled();
+  describe('nginx control: the same config without the hash (round robin)', () => {
+    let a: TestApi;
+    let b: TestApi;
+    let hashed: TestNginx;
+    let roundRobin: TestNginx;
+    before(async () => {
+      a = await startTestApi({ TRUST_PROXY_HOPS: '1' });
+      b = await startTestApi({ TRUST_PROXY_HOPS: '1' });
+      const pods: [string, string] = [new URL(a.url).host, new URL(b.url).host];
+      hashed = await startNginx(pods);
+      roundRobin = await startNginx(pods, true);
+    });
+    after(async () => {
+      await hashed.stop();
+      await roundRobin.stop();
       await a.stop();
-      await joinsSettled(rejoined, moved.length);
-      for (const c of moved) {
-        // The replay is written before the join is counted, but reaches the client a little later.
-        await waitFor('the replay', () => c.received.length === 2);
-        expect(c.disconnects).to.deep.equal(['transport close']);
-        expect(c.socket.connected).to.equal(true);
-        // A new connection: the pending request is replayed to it.
-        expect(c.received).to.deep.equal([
-          { event: 'tx', data: stored },
-          { event: 'tx', data: stored },
-        ]);
-      }
-      for (const c of stayed) {
-        expect(c.disconnects).to.deep.equal([]);
-        expect(c.received).to.deep.equal([{ event: 'tx', data: stored }]);
-      }
-    } finally {
-      await nginx.stop();
-    }
-  });
-});
+      await b.stop();
+    });
 
-describe('nginx control: the same config without the hash (round robin)', () => {
-  let a: TestApi;
-  let b: TestApi;
-  let hashed: TestNginx;
-  let roundRobin: TestNginx;
-  before(async () => {
-    a = await startTestApi({ TRUST_PROXY_HOPS: '1' });
-    b = await startTestApi({ TRUST_PROXY_HOPS: '1' });
-    const pods: [string, string] = [new URL(a.url).host, new URL(b.url).host];
-    hashed = await startNginx(pods);
-    roundRobin = await startNginx(pods, true);
-  });
-  after(async () => {
-    await hashed.stop();
-    await roundRobin.stop();
-    await a.stop();
-    await b.stop();
-  });
-
-  it('breaks polling sessions (Session ID unknown) where the hash keeps them', async () => {
-    expect(await pollingSession(hashed.url, 4)).to.deep.equal(Array(4).fill({ status: 200, body: 'ok' }));
-    const broken = await pollingSession(roundRobin.url, 4);
-    expect(broken).to.deep.include({
-      status: 400,
-      body: JSON.stringify({ code: 1, message: 'Session ID unknown' }),
+    it('breaks polling sessions (Session ID unknown) where the hash keeps them', async () => {
+      expect(await pollingSession(hashed.url, 4)).to.deep.equal(Array(4).fill({ status: 200, body: 'ok' }));
+      const broken = await pollingSession(roundRobin.url, 4);
+      expect(broken).to.deep.include({
+        status: 400,
+        body: JSON.stringify({ code: 1, message: 'Session ID unknown' }),
+      });
     });
   });
 });

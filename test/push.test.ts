@@ -47,7 +47,7 @@ async function metric(name: string, labels: Record<string, string> = {}): Promis
   return valueOf(parsePrometheus(await registry.metrics()), name, labels);
 }
 
-describe('push notifications (SPEC §11)', () => {
+describe('push notifications (docs/api.md#what-a-push-carries)', () => {
   let api: TestApi;
   let fcm: FakeFcm;
   let worker: TestWorker | undefined;
@@ -381,9 +381,11 @@ describe('push notifications (SPEC §11)', () => {
   describe('token store', () => {
     let client: ReturnType<typeof createRedis>;
     let store: TokenStore;
-    before(() => {
+    before(async () => {
       client = createRedis(testTopology(), 'store');
       store = new TokenStore(client, keys, new WriteAck(client, { waitReplicas: 0, waitTimeoutMs: 1 }));
+      // A fail-fast client refuses commands until it is connected.
+      await waitFor('the store client to connect', () => client.status === 'ready');
     });
     after(() => client.disconnect());
 

@@ -56,7 +56,7 @@ async function joined(room: string, placements: { api: TestApi; side: Side }[]):
   return made;
 }
 
-describe('real-time events (SPEC §10)', () => {
+describe('real-time events (docs/api.md#real-time-events)', () => {
   let a: TestApi;
   let b: TestApi;
   before(async () => {
@@ -347,7 +347,7 @@ describe('real-time events (SPEC §10)', () => {
 });
 
 describe('socket.io servers', () => {
-  it('Engine.IO 4 on both paths: polling handshake offering the WebSocket upgrade, SPEC limits, CORS_ORIGINS', async () => {
+  it('Engine.IO 4 on both paths: polling handshake offering the WebSocket upgrade, the documented limits, CORS_ORIGINS', async () => {
     const api = await startTestApi({ CORS_ORIGINS: 'https://wallet.example' });
     try {
       for (const side of ['key', 'wallet']) {

@@ -84,7 +84,7 @@ describe('POST /v1/token', () => {
 
   describe('validation: 400, nothing written', () => {
     const cases: InvalidCase[] = [
-      ['no token at all', { wkIdentity: 'p' }, '/body/keyToken'],
+      ['no token at all', { wkIdentity: 'p' }, '/body'],
       ['missing wkIdentity', { keyToken: 't' }, '/body/wkIdentity'],
       ['empty keyToken', { wkIdentity: 'p', keyToken: '' }, '/body/keyToken'],
       [

@@ -191,7 +191,14 @@ for (const name of TOPOLOGIES) {
       await market.saveRatesPart('crypto', { btc: 50_000, eth: 2_000 }, new Date('2026-01-01T00:00:00Z'));
       await market.saveRatesPart('fiat', { EUR: 0.9 }, new Date('2026-01-01T00:00:01Z'));
       await market.saveFees([
-        { coin: 'btc', economy: 1, normal: 2, fast: 3, recommended: 2, updatedAt: 'x' },
+        {
+          coin: 'btc',
+          economy: 1,
+          normal: 2,
+          fast: 3,
+          recommended: 2,
+          updatedAt: '2026-01-01T00:00:00.000Z',
+        },
       ]);
       const address = `0x${'ab'.repeat(20)}`;
       const token = { network: 'eth', address, name: 'T', symbol: 'T', decimals: 6, logo: null };
@@ -202,7 +209,14 @@ for (const name of TOPOLOGIES) {
         ETH: 1 / 2_000,
       });
       expect((await get(api.url, '/v1/networkfees')).body.data).to.deep.equal([
-        { coin: 'btc', economy: 1, normal: 2, fast: 3, recommended: 2, updatedAt: 'x' },
+        {
+          coin: 'btc',
+          economy: 1,
+          normal: 2,
+          fast: 3,
+          recommended: 2,
+          updatedAt: '2026-01-01T00:00:00.000Z',
+        },
       ]);
       expect((await get(api.url, `/v1/tokeninfo/eth/0x${'AB'.repeat(20)}`)).body).to.deep.equal({
         success: true,

@@ -94,7 +94,7 @@ function reasons(results: PromiseSettledResult<PushResult>[]): Record<string, nu
 }
 
 /**
- * Sends the push of one stored action to the pair's tokens of the action's side (SPEC §11). Progress is kept in
+ * Sends the push of one stored action to the pair's tokens of the action's side (docs/api.md#what-a-push-carries). Progress is kept in
  * the job (`done`), so an attempt after a temporary failure goes to the failed tokens only; refused tokens leave
  * the pair at once.
  */

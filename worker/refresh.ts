@@ -105,6 +105,11 @@ const SCHEDULER_CHECK_MAX_MS = 60_000;
  * (re)connect and every shortest period, and re-creates what is missing.
  */
 export async function startRefresh(config: Config, log: Logger): Promise<RoleHandle> {
+  // Nothing is declared either, so a laptop without internet starts quietly; the API says why rates are missing.
+  if (!config.market.refresh) {
+    log.info('market refresh off (MARKET_REFRESH=off): no rates or fees are fetched');
+    return { stop: async () => {} };
+  }
   const storeRedis = createRedis(config.redis.topology, 'store');
   const producer = createRedis(config.redis.topology, 'failFast');
   const consumer = createRedis(config.redis.topology, 'worker');

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
-import type { Readable } from 'node:stream';
-import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import inflate from 'inflation';
 import type { Middleware } from 'koa';
+import getRawBody from 'raw-body';
 import type { RelayContext, RelayState } from './context.js';
 import { AppError } from './errors.js';
 
@@ -14,29 +14,43 @@ declare module 'koa' {
 
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
 export const ACTION_BODY_LIMIT = 2 * 1024 * 1024;
-/** SPEC §2: the largest valid record (1000 nonces of 500 characters) must fit. */
+/** docs/api.md#post-v1sync: the largest valid record (1000 nonces of 500 characters) must fit. */
 export const SYNC_BODY_LIMIT = 640 * 1024;
-/** Support forms allow 50,000 characters (SPEC §6); in UTF-8 that is up to 200 KB, so 64 KB would refuse them. */
+/** Partner parameters are at most 5000 characters once signed; 16 KiB leaves room for JSON escapes. */
+export const SIGN_BODY_LIMIT = 16 * 1024;
+/**
+ * Support forms allow 50,000 characters (docs/api.md#support-forms--post-v1ticket-post-v1contact); in UTF-8 that
+ * is up to 200 KB, so 64 KB would refuse them.
+ */
 export const SUPPORT_BODY_LIMIT = 256 * 1024;
 
-type Decoder = () => Readable & NodeJS.WritableStream;
-
-/** A Map, not an object literal: a coding named `constructor` or `toString` must not find a prototype's method. */
-const DECODERS = new Map<string, Decoder | undefined>([
-  ['identity', undefined],
-  ['gzip', createGunzip],
-  ['x-gzip', createGunzip],
-  ['deflate', createInflate],
-  ['br', createBrotliDecompress],
+/**
+ * The codings inflation decodes, by the names a client may send (matched case-insensitively). A Map, not an
+ * object literal: a coding named `constructor` or `toString` must not find a prototype's method.
+ */
+const CODINGS = new Map([
+  ['identity', 'identity'],
+  ['gzip', 'gzip'],
+  ['x-gzip', 'gzip'],
+  ['deflate', 'deflate'],
+  ['br', 'br'],
 ]);
 
-const tooLarge = () =>
-  new AppError('PAYLOAD_TOO_LARGE', 'The request body is larger than this endpoint accepts.');
+/** "2 MiB", "640 KiB": the limit as the 413 message says it. */
+function size(bytes: number): string {
+  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes / 1024} KiB`;
+}
+
+const tooLarge = (limitBytes: number) =>
+  new AppError(
+    'PAYLOAD_TOO_LARGE',
+    `The request body is larger than this endpoint accepts (${size(limitBytes)} once decoded).`,
+  );
 const notJson = () => new AppError('INVALID_JSON', 'The request body is not valid JSON.');
 const notObject = () => new AppError('INVALID_JSON', 'The request body must be a JSON object.');
 
 /** 415 unless the body is `application/json` in UTF-8 (no charset parameter, or utf-8) with a known coding. */
-function checkHeaders(ctx: RelayContext): Decoder | undefined {
+function checkHeaders(ctx: RelayContext): string {
   // The header itself, not ctx.is(): type-is answers null for a body-less request, which would make it a 415.
   if (ctx.request.type.trim().toLowerCase() !== 'application/json') {
     throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json.');
@@ -45,56 +59,52 @@ function checkHeaders(ctx: RelayContext): Decoder | undefined {
   if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') {
     throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be UTF-8 encoded JSON.');
   }
-  const coding = (ctx.get('Content-Encoding') || 'identity').trim().toLowerCase();
-  if (!DECODERS.has(coding)) {
+  const coding = CODINGS.get((ctx.get('Content-Encoding') || 'identity').trim().toLowerCase());
+  if (coding === undefined) {
     throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'The request body uses an unsupported Content-Encoding.', {
       headers: { 'Accept-Encoding': 'gzip, deflate, br' },
     });
   }
-  return DECODERS.get(coding);
+  return coding;
 }
 
 /**
  * The decoded body bytes, at most `limitBytes` of them (counted after decompression, so a small gzip bomb is a
- * 413 too). A client that goes away mid-body gets an INVALID_JSON nobody reads: no 500, no stack in the log.
+ * 413 too). raw-body and inflation are what koa-body reads with; they are used here without koa-body because
+ * koa-body decodes the text itself, lossily (invalid UTF-8 becomes U+FFFD, so a payload would be stored
+ * altered) and answered bad encodings with 500s. Here raw-body returns bytes only, and parseJsonObject refuses
+ * what is not well-formed UTF-8. A client that goes away mid-body gets an INVALID_JSON nobody reads: no 500, no
+ * stack in the log.
  */
 async function readBody(ctx: RelayContext, limitBytes: number): Promise<Buffer> {
-  const decoder = checkHeaders(ctx);
+  const coding = checkHeaders(ctx);
   const { req } = ctx;
-  if (!decoder && ctx.request.length > limitBytes) throw tooLarge();
-  let source: Readable = req;
-  if (decoder) {
-    const decoding = decoder();
-    req.pipe(decoding);
-    // pipe() does not pass on an abort: without this the decoder would wait for more input forever.
-    req.once('close', () => req.complete || decoding.destroy());
-    source = decoding;
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
+  const decoded = coding !== 'identity';
+  const source = inflate(req, { encoding: coding });
+  // pipe() does not pass on an abort: without this the decoder would wait for more input forever.
+  if (decoded) req.once('close', () => req.complete || source.destroy());
   try {
-    // Leaving the loop early must not destroy the request: its socket still has to carry the answer.
-    for await (const chunk of source.iterator({ destroyOnReturn: false })) {
-      size += (chunk as Buffer).length;
-      if (size > limitBytes) throw tooLarge();
-      chunks.push(chunk as Buffer);
-    }
+    return await getRawBody(source, {
+      limit: limitBytes,
+      // Content-Length counts the encoded bytes; only an identity body can be refused before it is read.
+      ...(decoded || ctx.request.length === undefined ? {} : { length: ctx.request.length }),
+    });
   } catch (err) {
-    if (err instanceof AppError) throw err;
+    const { type, errno } = err as { type?: string; errno?: unknown };
+    if (type === 'entity.too.large') throw tooLarge(limitBytes);
     // zlib's errors carry a numeric errno; anything else is the request stream dying under us.
-    if (decoder && typeof (err as { errno?: unknown }).errno === 'number') {
+    if (decoded && typeof errno === 'number') {
       throw new AppError('INVALID_JSON', 'The request body could not be decompressed.');
     }
     throw new AppError('INVALID_JSON', 'The request body was incomplete.');
   } finally {
-    if (decoder) {
+    if (decoded) {
       req.unpipe();
       source.destroy();
     }
     // Whatever is left unread is discarded, so the client can still read the answer on this connection.
     if (!req.complete) req.resume();
   }
-  return Buffer.concat(chunks, size);
 }
 
 /** JSON.parse defines `__proto__` as an own key; refusing it keeps it from ever reaching an Object.assign. */

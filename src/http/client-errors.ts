@@ -22,7 +22,7 @@ function toAppError(code: string | undefined): AppError | undefined {
   }
 }
 
-/** A whole HTTP/1.1 response in the SPEC §1 envelope; the connection closes after it. */
+/** A whole HTTP/1.1 response in the error envelope (docs/api.md#envelope-and-errors); the connection closes after it. */
 function rawResponse(err: AppError): string {
   const requestId = randomUUID();
   const body = JSON.stringify(envelope(err, requestId));

@@ -18,7 +18,7 @@ function toAppError(err: unknown, ctx: RelayContext): AppError {
   return new AppError('INTERNAL', 'Something went wrong on our side; it has been logged.');
 }
 
-/** The SPEC §1 error envelope for every failure that reaches Koa. */
+/** The error envelope (docs/api.md#envelope-and-errors) for every failure that reaches Koa. */
 export function errorEnvelope(): Middleware<RelayState> {
   return async (ctx, next) => {
     try {
@@ -32,7 +32,7 @@ export function errorEnvelope(): Middleware<RelayState> {
   };
 }
 
-/** The SPEC §1 error body; also written by the server for requests that never reach Koa (see client-errors). */
+/** The error body; also written by the server for requests that never reach Koa (see client-errors). */
 export function envelope(err: AppError, requestId: string): object {
   return {
     success: false,

@@ -1,4 +1,4 @@
-/** The one error type of the HTTP layer; the error middleware turns it into the SPEC §1 envelope. */
+/** The one error type of the HTTP layer; the error middleware turns it into the envelope of docs/api.md#envelope-and-errors. */
 export type ErrorCode =
   | 'INVALID_PARAMETER'
   | 'INVALID_JSON'
@@ -15,7 +15,8 @@ export type ErrorCode =
   | 'EXPECTATION_FAILED'
   | 'HEADERS_TOO_LARGE';
 
-const STATUS: Record<ErrorCode, number> = {
+/** The HTTP status of each code; the OpenAPI document groups the codes by it. */
+export const STATUS: Readonly<Record<ErrorCode, number>> = {
   INVALID_PARAMETER: 400,
   INVALID_JSON: 400,
   NOT_FOUND: 404,

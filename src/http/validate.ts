@@ -16,6 +16,8 @@ const ajv = new Ajv({
   strict: true,
   strictRequired: false,
   allowUnionTypes: true,
+  // Errors carry their schema, so a failed `anyOf` can be told in its `description` (see details()).
+  verbose: true,
 });
 addFormats(ajv, ['email']);
 
@@ -62,7 +64,8 @@ ajv.addKeyword({
   validate: (wanted: boolean, data: string) => !wanted || QUERY_VALUE.test(data),
 });
 
-const KEYWORD_MESSAGES: Record<string, string> = {
+/** The relay's own keywords and what each checks (the OpenAPI document turns them into these words). */
+export const CUSTOM_KEYWORDS: Readonly<Record<string, string>> = {
   jsonObjectString: 'must be a JSON object encoded as a string',
   queryValue: QUERY_VALUE_RULE,
 };
@@ -83,21 +86,39 @@ function detail(location: Location, error: ErrorObject): ErrorDetail {
   const missing = error.keyword === 'required' ? `/${String(error.params.missingProperty)}` : '';
   return {
     field: `/${location}${error.instancePath}${missing}`,
-    message: KEYWORD_MESSAGES[error.keyword] ?? error.message ?? 'is invalid',
+    message: CUSTOM_KEYWORDS[error.keyword] ?? error.message ?? 'is invalid',
   };
+}
+
+/** A failed `anyOf` whose schema has a `description`: the one thing to say about its field. */
+function describedAnyOf(location: Location, error: ErrorObject): ErrorDetail | undefined {
+  const description = (error.parentSchema as { description?: unknown } | undefined)?.description;
+  if (error.keyword !== 'anyOf' || typeof description !== 'string') return undefined;
+  return { field: detail(location, error).field, message: `must be ${description}` };
 }
 
 /**
  * One detail per field and message: allErrors can report the same failure twice (through two branches of an
  * `allOf`), and a failed `if`/`then` adds a `must match "then" schema` line that says nothing the real one does
- * not.
+ * not. A failed `anyOf` lists every branch's complaint and then "must match a schema in anyOf", none of which
+ * helps a person: when its schema has a `description`, that field gets one detail from it ("must be a
+ * BIP32-style path such as 0-0, or empty"), and neither its branches nor anything else about the field adds one.
  */
 function details(location: Location, errors: ErrorObject[] | null | undefined): ErrorDetail[] {
+  const described = new Map<string, ErrorDetail>();
+  const branches: string[] = [];
+  for (const error of errors ?? []) {
+    const item = describedAnyOf(location, error);
+    if (!item) continue;
+    described.set(item.field, item);
+    branches.push(`${error.schemaPath}/`);
+  }
   const unique = new Map<string, ErrorDetail>();
   for (const error of errors ?? []) {
-    if (error.keyword === 'if') continue;
+    if (error.keyword === 'if' || branches.some((branch) => error.schemaPath.startsWith(branch))) continue;
     const item = detail(location, error);
-    unique.set(`${item.field}\n${item.message}`, item);
+    const key = described.has(item.field) ? item.field : `${item.field}\n${item.message}`;
+    unique.set(key, described.get(item.field) ?? item);
   }
   return [...unique.values()].slice(0, MAX_DETAILS);
 }

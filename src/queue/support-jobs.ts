@@ -31,7 +31,7 @@ const DAY_SECONDS = 86_400;
 export const DEDUPE_SECONDS = DAY_SECONDS;
 const KEEP_FAILED_SECONDS = 7 * DAY_SECONDS;
 
-/** Anything outside the helpdesk's known types is filed as a question (SPEC §6). */
+/** Anything outside the helpdesk's known types is filed as a question (docs/api.md#support-forms--post-v1ticket-post-v1contact). */
 export function ticketType(type: string): TicketType {
   return (TICKET_TYPES as readonly string[]).includes(type) ? (type as TicketType) : 'Question';
 }

@@ -23,7 +23,7 @@ const isNotice = (value: unknown): value is StoredNotice =>
   );
 
 /**
- * Emits each stored action to its pair's room on the side the table names (SPEC §10), on every pod.
+ * Emits each stored action to its pair's room on the side the table names (docs/api.md#delivery-and-replay), on every pod.
  *
  * The record is already in Redis, so only a small notice crosses the adapter: the pods that hold a socket of the
  * room read the record from the mailbox and deliver it locally. Broadcasting the record itself cost the storing

@@ -7,7 +7,7 @@ import { wasDelivered } from './deliveries.js';
 import type { RelaySocket } from './types.js';
 
 /**
- * SPEC §10 replay: a key app coming back to the foreground gets the request it missed, on its own socket only,
+ * Replay (docs/api.md#delivery-and-replay): a key app coming back to the foreground gets the request it missed, on its own socket only,
  * unless the record expired, is not one the table replays, or this connection already had it.
  */
 export class Replay {

@@ -24,7 +24,7 @@ export function handleRooms(socket: RelaySocket, deps: RoomDeps): void {
     join(socket, data, deps).catch((err: unknown) => deps.log.error('socket join failed', errorFields(err)));
   });
   socket.on('leave', (data: unknown) => {
-    // A bad leave has nothing to undo; only a bad join is worth disconnecting for (SPEC §10).
+    // A bad leave has nothing to undo; only a bad join is worth disconnecting for (docs/api.md#join-and-leave).
     const wkIdentity = roomOf(data);
     if (wkIdentity !== undefined) void socket.leave(wkIdentity);
   });

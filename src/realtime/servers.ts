@@ -20,7 +20,7 @@ import type { RelayServer, RelaySocket } from './types.js';
 
 const SIDES: readonly Side[] = ['key', 'wallet'];
 
-/** SPEC §10 limits: clients only ever send `join` and `leave`. */
+/** docs/api.md#socket-limits: clients only ever send `join` and `leave`. */
 const LIMITS = { maxHttpBufferSize: 100 * 1024, pingInterval: 25_000, pingTimeout: 20_000 } as const;
 
 /** How long one wait for the adapter's connections lasts before it is logged and started again. */
@@ -35,7 +35,7 @@ export interface RealtimeDeps {
   limiterRedis: RedisClient;
 }
 
-/** The two socket.io servers of SPEC §10 on the API's HTTP server, their Redis adapter and the action emitter. */
+/** The two socket.io servers (docs/api.md#real-time-events) on the API's HTTP server, their Redis adapter and the action emitter. */
 export class Realtime {
   readonly emitter: ActionEmitter;
   private readonly clients: AdapterClients;

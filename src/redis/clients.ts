@@ -23,7 +23,7 @@ import { RedisOutageLog, rememberAddress } from './outage-log.js';
  *   channel it held after a reconnect (a subscription that failed fast would be lost for good). On a cluster it
  *   subscribes to each sharded channel on the master of the channel's slot.
  *
- * The same roles exist on every topology (SPEC §12): a single Redis (REDIS_URL), a Sentinel-managed master, or a
+ * The same roles exist on every topology (docs/operations.md#redis-topologies): a single Redis (REDIS_URL), a Sentinel-managed master, or a
  * Redis Cluster. Callers see one client type and never branch on the topology.
  */
 export type RedisRole = 'store' | 'bulk' | 'limiter' | 'failFast' | 'worker' | 'socketPub' | 'socketSub';
@@ -93,24 +93,43 @@ function clusterOptions(role: RedisRole, node: RedisOptions): ClusterOptions {
   };
 }
 
+/**
+ * ioredis's failover detector opens its own connection to each sentinel and listens for nothing but messages on
+ * them, so a sentinel going away prints "[ioredis] Unhandled error event" to stderr (plain text among the JSON
+ * log lines) on every reconnect attempt. The same outage already reaches the client's own 'error' events (and so
+ * the outage log and metrics), so these connections' errors are dropped where the connector makes them.
+ */
+function quietFailoverDetector(client: Redis): Redis {
+  const connector = (
+    client as unknown as { connector?: { connectToSentinel?: (...args: unknown[]) => Redis } }
+  ).connector;
+  const connect = connector?.connectToSentinel;
+  if (connector && connect) {
+    connector.connectToSentinel = (...args) => connect.apply(connector, args).on('error', () => {});
+  }
+  return client;
+}
+
 function newClient(topology: RedisTopology, role: RedisRole): RedisClient {
   const options = redisOptions(role);
   switch (topology.kind) {
     case 'standalone':
       return new Redis(topology.url, options);
     case 'sentinel':
-      return new Redis({
-        ...options,
-        sentinels: topology.sentinels,
-        name: topology.name,
-        sentinelPassword: topology.sentinelPassword,
-        username: topology.username,
-        password: topology.password,
-        ...(topology.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
-        sentinelRetryStrategy: reconnectDelay,
-        // Sentinel announces a switch-master at once; without this the client learns it on the next error.
-        failoverDetector: true,
-      });
+      return quietFailoverDetector(
+        new Redis({
+          ...options,
+          sentinels: topology.sentinels,
+          name: topology.name,
+          sentinelPassword: topology.sentinelPassword,
+          username: topology.username,
+          password: topology.password,
+          ...(topology.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
+          sentinelRetryStrategy: reconnectDelay,
+          // Sentinel announces a switch-master at once; without this the client learns it on the next error.
+          failoverDetector: true,
+        }),
+      );
     case 'cluster':
       return new Cluster(
         topology.nodes,

@@ -16,7 +16,7 @@ function infoFields(text: string): Map<string, string> {
 }
 
 /**
- * Says which Redis this process uses, and once it first answers, the settings the relay depends on (SPEC §8):
+ * Says which Redis this process uses, and once it first answers, the settings the relay depends on (docs/operations.md#redis-sizing):
  * `maxmemory-policy noeviction`, so that nothing acknowledged is evicted, and a `maxmemory`, so that a full
  * Redis refuses writes instead of the machine running out of memory. Read with INFO, which managed Redis
  * services allow where CONFIG is disabled; a refusal is logged and changes nothing else.

@@ -10,16 +10,30 @@ import type { TokenInfoService } from '../token-info.js';
 const parseTokenParams = validator<{ network: string; address: string }>('params', tokenInfoParams);
 
 /** Served from Redis only: the worker refreshes rates and fees; token metadata is fetched once, then cached. */
-export function marketRoutes(router: Router<RelayState>, store: MarketStore, tokens: TokenInfoService): void {
+/**
+ * With MARKET_REFRESH=off nothing will ever fetch them, so "retry shortly" would be a lie: the 503 says why and
+ * has no Retry-After.
+ */
+function notFetched(what: string, refresh: boolean): AppError {
+  if (refresh) return unavailable(`${what} have not been fetched yet; retry shortly.`, 10);
+  return new AppError('UNAVAILABLE', `${what} are not fetched by this relay (MARKET_REFRESH=off).`);
+}
+
+export function marketRoutes(
+  router: Router<RelayState>,
+  store: MarketStore,
+  tokens: TokenInfoService,
+  refresh: boolean,
+): void {
   router.get('/v1/rates', async (ctx) => {
     const rates = await store.readRates();
-    if (!rates) throw unavailable('Exchange rates have not been fetched yet; retry shortly.', 10);
+    if (!rates) throw notFetched('Exchange rates', refresh);
     ok(ctx, rates);
   });
 
   router.get('/v1/networkfees', async (ctx) => {
     const fees = await store.readFees();
-    if (fees.length === 0) throw unavailable('Network fees have not been fetched yet; retry shortly.', 10);
+    if (fees.length === 0) throw notFetched('Network fees', refresh);
     ok(ctx, fees);
   });
 

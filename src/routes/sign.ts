@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
-import { jsonBody } from '../http/body.js';
+import { jsonBody, SIGN_BODY_LIMIT } from '../http/body.js';
 import { ok, type RelayState } from '../http/context.js';
 import { AppError } from '../http/errors.js';
 import { consumeOrReject } from '../http/rate-limit.js';
@@ -8,7 +8,6 @@ import { validator } from '../http/validate.js';
 import { MAX_SIGNED_CHARS, signParameters, type Partner } from '../partners.js';
 import { signBody } from '../schemas/sign.js';
 
-const SIGN_BODY_LIMIT = 16 * 1024;
 const readJson = jsonBody(SIGN_BODY_LIMIT);
 const parseParameters = validator<Record<string, string>>('body', signBody);
 

@@ -8,6 +8,7 @@ const utxo = {
   properties: {
     txid: { type: 'string', minLength: 1, maxLength: 200 },
     vout: {
+      description: 'an integer from 0 to 100000, as a number or a digit string',
       anyOf: [
         { type: 'integer', minimum: 0, maximum: 100_000 },
         nonNegativeIntegerString('^(0|[1-9][0-9]{0,4}|100000)$'),
@@ -15,6 +16,7 @@ const utxo = {
     },
     scriptPubKey: { type: 'string', maxLength: 10_000, pattern: '^([0-9a-fA-F]{2})*$' },
     satoshis: {
+      description: 'an integer from 0 to 10^18, as a number or a digit string',
       anyOf: [
         { type: 'integer', minimum: 0, maximum: 1e18 },
         nonNegativeIntegerString('^(0|[1-9][0-9]{0,17}|1000000000000000000)$'),
@@ -28,7 +30,7 @@ const utxo = {
 } as const;
 
 /**
- * SPEC §4. Chain-aware payload checks are part of the schema: a `tx` on a UTXO chain must be hex, a `tx` or
+ * docs/api.md#post-v1action. Chain-aware payload checks are part of the schema: a `tx` on a UTXO chain must be hex, a `tx` or
  * `evmsigningrequest` on an EVM chain must be a JSON object (the `jsonObjectString` keyword).
  */
 export const actionBody = {
@@ -38,7 +40,10 @@ export const actionBody = {
     wkIdentity: identifier,
     action: identifier,
     payload: { type: 'string', minLength: 1, maxLength: 1_000_000 },
-    path: { anyOf: [{ type: 'string', maxLength: 0 }, identifier] },
+    path: {
+      description: 'a BIP32-style path such as 0-0, or empty',
+      anyOf: [{ type: 'string', maxLength: 0 }, identifier],
+    },
     utxos: { type: 'array', maxItems: 10_000, items: utxo },
   },
   required: ['chain', 'wkIdentity', 'action', 'payload'],

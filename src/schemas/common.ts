@@ -1,4 +1,4 @@
-/** SPEC §1 identifier: used for ids, chains, identities, xpubs, addresses, action types and networks. */
+/** docs/api.md#identifiers: used for ids, chains, identities, xpubs, addresses, action types and networks. */
 export const IDENTIFIER_PATTERN = '^[A-Za-z0-9_:-]{1,200}$';
 
 export const identifier = { type: 'string', pattern: IDENTIFIER_PATTERN, maxLength: 200 } as const;

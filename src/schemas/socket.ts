@@ -1,6 +1,6 @@
 import { identifier } from './common.js';
 
-/** SPEC §10: the data of a socket's `join` and `leave` events. */
+/** docs/api.md#join-and-leave: the data of a socket's `join` and `leave` events. */
 export const roomEvent = {
   type: 'object',
   properties: { wkIdentity: identifier },

@@ -1,4 +1,4 @@
-/** SPEC §6 lengths; `\S` refuses whitespace-only text, which would make an empty ticket. */
+/** docs/api.md#support-forms--post-v1ticket-post-v1contact lengths; `\S` refuses whitespace-only text, which would make an empty ticket. */
 const text = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength, pattern: '\\S' }) as const;
 
 const email = { type: 'string', format: 'email', maxLength: 254 } as const;

@@ -6,6 +6,11 @@ export const tokenBody = {
   type: 'object',
   properties: { wkIdentity: identifier, keyToken: pushToken, walletToken: pushToken },
   required: ['wkIdentity'],
-  anyOf: [{ required: ['keyToken'] }, { required: ['walletToken'] }],
+  allOf: [
+    {
+      description: 'a body with keyToken, walletToken or both',
+      anyOf: [{ required: ['keyToken'] }, { required: ['walletToken'] }],
+    },
+  ],
   additionalProperties: false,
 } as const;

@@ -4,7 +4,7 @@ export type TokenSide = 'key' | 'wallet';
 export const TOKEN_SIDES: readonly TokenSide[] = ['key', 'wallet'];
 
 /**
- * The relay's key layout (SPEC §8, §12), in one place so operators and code agree. It is the same on every
+ * The relay's key layout (docs/operations.md#key-layout-and-redis-cli-recipes), in one place so operators and code agree. It is the same on every
  * topology. Keys that one script touches share a hash tag (`{…}`), so on a Redis Cluster they live in one slot:
  * a pair's two token sets are tagged with its identity. Every other operation touches one key.
  */

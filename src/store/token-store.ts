@@ -4,7 +4,7 @@ import { TOKEN_SIDES, type Keys, type TokenSide } from './keys.js';
 import { defineScript } from './scripts.js';
 import type { WriteAck } from './write-ack.js';
 
-/** SPEC §3: at most this many tokens per identity and side; the oldest registrations are dropped. */
+/** docs/api.md#push-tokens--post-v1token: at most this many tokens per identity and side; the oldest registrations are dropped. */
 export const MAX_TOKENS_PER_SIDE = 100;
 export const TOKEN_TTL_SECONDS = 180 * 24 * 3600;
 

@@ -3,7 +3,7 @@ import type { RedisConfig } from '../config.js';
 import { NotReplicatedError, type RedisClient } from '../redis/clients.js';
 
 /**
- * "Acknowledged means replicated" (SPEC §12): with REDIS_WAIT_REPLICAS=n, every write is confirmed by `WAIT n`
+ * "Acknowledged means replicated" (docs/api.md#durability): with REDIS_WAIT_REPLICAS=n, every write is confirmed by `WAIT n`
  * before the relay answers 200, so a failover that promotes a replica keeps it. WAIT covers every earlier write
  * of the connection it is sent on, so it must travel on the connection that made the write: on a single Redis
  * or Sentinel master that is the client's one connection; on a cluster, the connection to the master of the

@@ -2,6 +2,7 @@ import { startApi, type ApiHandle } from '../../src/api.js';
 import { EVM_CHAINS } from '../../src/chains.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
+import { checkContract } from './contract.js';
 import { testRedis } from './redis.js';
 
 export interface TestApi {
@@ -64,7 +65,12 @@ export interface Reply {
   text: string;
 }
 
-async function reply(res: Response): Promise<Reply> {
+/**
+ * Every HTTP request a test makes to the relay goes through here, and every response is checked against the
+ * OpenAPI document (helpers/contract.ts) before the test sees it.
+ */
+export async function request(base: string, path: string, init: RequestInit = {}): Promise<Reply> {
+  const res = await fetch(base + path, init);
   const text = await res.text();
   let body: unknown;
   try {
@@ -72,11 +78,18 @@ async function reply(res: Response): Promise<Reply> {
   } catch {
     body = undefined;
   }
+  checkContract({
+    method: init.method ?? 'GET',
+    target: path,
+    status: res.status,
+    headers: res.headers,
+    text,
+  });
   return { status: res.status, headers: res.headers, body, text };
 }
 
 export async function get(base: string, path: string, headers: Record<string, string> = {}): Promise<Reply> {
-  return reply(await fetch(base + path, { headers }));
+  return request(base, path, { headers });
 }
 
 /** POSTs `body` as JSON (a string is sent as is, for broken-JSON tests). */
@@ -86,13 +99,11 @@ export async function post(
   body: unknown,
   headers: Record<string, string> = {},
 ): Promise<Reply> {
-  return reply(
-    await fetch(base + path, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
-      body: typeof body === 'string' ? body : JSON.stringify(body),
-    }),
-  );
+  return request(base, path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 }
 
 /** The envelope every error carries; `requestId` is checked against the response header. */

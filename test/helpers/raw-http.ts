@@ -1,4 +1,5 @@
 import { connect, type Socket } from 'node:net';
+import { checkContract } from './contract.js';
 
 export interface RawReply {
   status: number;
@@ -45,5 +46,14 @@ export async function rawExchange(url: string, request: string | Buffer): Promis
   socket.on('error', () => {});
   socket.write(request);
   await closed;
-  return parseReply(Buffer.concat(chunks));
+  const reply = parseReply(Buffer.concat(chunks));
+  const [method = '', target = ''] = request.toString('latin1').split('\r\n', 1)[0]!.split(' ');
+  checkContract({
+    method,
+    target,
+    status: reply.status,
+    headers: reply.headers,
+    text: JSON.stringify(reply.body),
+  });
+  return reply;
 }

@@ -1,0 +1,144 @@
+import { ACTION_TYPES, type Side } from '../action-types.js';
+import { roomEvent } from '../schemas/socket.js';
+import { buildOpenApi } from './document.js';
+
+/**
+ * The AsyncAPI 3.0 description of the socket.io events, built from the same tables and schemas as the code:
+ * the action-type table decides which event goes to which path, and the record schema is the OpenAPI
+ * document's ActionRecord. `npm run asyncapi` writes it to docs/asyncapi.yaml; a test checks the file is current.
+ */
+
+const WK_IDENTITY = 'bc1qs3s3lx8drrf85sk0gq76uqcfx5w44xjfmpmj0emzr9zk5pw0xzyq6kd8lq';
+
+/** What the app on each path is, and what it hears. */
+const PATHS: Record<Side, { channel: string; app: string; description: string }> = {
+  key: {
+    channel: 'keyApp',
+    app: 'the key app',
+    description:
+      "Requests to the key app. Replay: when a socket joins while the pair's mailbox holds a request to the key " +
+      'that has not expired, that socket alone gets it at once, so a key app coming back to the foreground sees ' +
+      'the request it missed. One connection never gets the same record twice (a second join, or a live event ' +
+      "and then a join); a new connection (after a reconnect) gets it again. If a pod's Redis subscription was " +
+      "interrupted, the pod replays the pair's current request to its key sockets once it is back.",
+  },
+  wallet: {
+    channel: 'walletApp',
+    app: 'the wallet app',
+    description:
+      'Replies to the wallet app. No replay: after a reconnect the wallet reads GET /v1/action/{wkIdentity}.',
+  },
+};
+
+const DELIVERY =
+  "Every acknowledged POST /v1/action of an emitted type reaches every socket that was in the pair's room when " +
+  'it was acknowledged, on every pod, once per connection, even when a later POST has already replaced it in the ' +
+  'mailbox (two requests a millisecond apart are two events, in order). The data is the stored record, exactly ' +
+  'the data the POST answered, without the envelope. Action types the relay does not know are stored and ' +
+  "readable through GET, never emitted. The two paths never see each other's events.";
+
+/** An example record per event, as the app on the other side would receive it. */
+function example(action: string, side: Side) {
+  const request = side === 'key';
+  return {
+    name: action,
+    payload: {
+      chain: 'btc',
+      wkIdentity: WK_IDENTITY,
+      action,
+      payload: action === 'tx' ? '0200000001' : request ? '{"request":"…"}' : 'ab12',
+      ...(action === 'tx'
+        ? { path: '0-0', utxos: [{ txid: 'ab'.repeat(32), vout: 1, satoshis: '150000' }] }
+        : {}),
+      createdAt: '2026-11-23T12:00:00.000Z',
+      expiresAt: '2026-11-23T12:15:00.000Z',
+    },
+  };
+}
+
+const roomMessage = (name: 'join' | 'leave', summary: string) => ({
+  name,
+  title: name,
+  summary,
+  payload: { $ref: '#/components/schemas/RoomEvent' },
+  examples: [{ name, payload: { wkIdentity: WK_IDENTITY } }],
+});
+
+export function buildAsyncApi(): Record<string, unknown> {
+  const openApi = buildOpenApi() as { components: { schemas: Record<string, unknown> } };
+  const messages: Record<string, unknown> = {
+    join: roomMessage(
+      'join',
+      "Puts the socket in the pair's room on this path. A bad or missing wkIdentity, or a join over the per-IP " +
+        'budget, disconnects the socket (io server disconnect). Joins and leaves take effect in the order sent.',
+    ),
+    leave: roomMessage('leave', "Takes the socket out of the pair's room; a bad leave is ignored."),
+  };
+  const channels: Record<string, unknown> = {};
+  const operations: Record<string, unknown> = {};
+  for (const side of ['key', 'wallet'] as const) {
+    const { channel, app, description } = PATHS[side];
+    const events = Object.entries(ACTION_TYPES).filter(([, rule]) => rule.side === side);
+    for (const [action, rule] of events) {
+      messages[action] = {
+        name: action,
+        title: rule.push.title,
+        summary: `Emitted to ${app} after POST /v1/action stored an action of type ${action}.`,
+        payload: { $ref: '#/components/schemas/ActionRecord' },
+        examples: [example(action, side)],
+      };
+    }
+    channels[channel] = {
+      address: `/v1/socket/${side}`,
+      title: `socket.io path /v1/socket/${side}`,
+      description: `${description} ${DELIVERY}`,
+      messages: Object.fromEntries(
+        ['join', 'leave', ...events.map(([action]) => action)].map((name) => [
+          name,
+          { $ref: `#/components/messages/${name}` },
+        ]),
+      ),
+    };
+    for (const verb of ['join', 'leave'] as const) {
+      operations[`${verb}${side === 'key' ? 'Key' : 'Wallet'}`] = {
+        action: 'send',
+        channel: { $ref: `#/channels/${channel}` },
+        summary: `${app} ${verb}s the pair's room`,
+        messages: [{ $ref: `#/channels/${channel}/messages/${verb}` }],
+      };
+    }
+    operations[`receive${side === 'key' ? 'Key' : 'Wallet'}Events`] = {
+      action: 'receive',
+      channel: { $ref: `#/channels/${channel}` },
+      summary: `what ${app} receives`,
+      messages: events.map(([action]) => ({ $ref: `#/channels/${channel}/messages/${action}` })),
+    };
+  }
+  return {
+    asyncapi: '3.0.0',
+    info: {
+      title: 'multisig-relay events',
+      version: 'v1',
+      description:
+        'socket.io 4 (Engine.IO protocol 4) on the API\'s port, default namespace "/", HTTP long-polling first, ' +
+        'then the WebSocket upgrade; no auth, query or extra headers. Each path is the socket.io `path` option of ' +
+        'the client. Packets up to 100 KB, ping interval 25 s, timeout 20 s, SOCKETS_PER_IP open sockets per ' +
+        'client IP on a pod. The human contract is docs/api.md#real-time-events; this file is generated by ' +
+        '`npm run asyncapi` from src/openapi/asyncapi.ts.',
+    },
+    defaultContentType: 'application/json',
+    servers: {
+      relay: {
+        host: 'relay.example.com',
+        protocol: 'wss',
+        description: "socket.io over WebSocket (or HTTP long-polling) on the relay's HTTP port",
+      },
+    },
+    channels,
+    operations,
+    components: {
+      schemas: { RoomEvent: roomEvent, ActionRecord: openApi.components.schemas.ActionRecord },
+      messages,
+    },
+  };
+}

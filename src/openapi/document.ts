@@ -1,0 +1,388 @@
+import {
+  ACTION_BODY_LIMIT,
+  DEFAULT_BODY_LIMIT,
+  SIGN_BODY_LIMIT,
+  SUPPORT_BODY_LIMIT,
+  SYNC_BODY_LIMIT,
+} from '../http/body.js';
+import { STATUS, type ErrorCode } from '../http/errors.js';
+import { CUSTOM_KEYWORDS } from '../http/validate.js';
+import { actionBody } from '../schemas/action.js';
+import { idParams } from '../schemas/common.js';
+import { tokenInfoParams } from '../schemas/market.js';
+import * as responses from '../schemas/responses.js';
+import { signBody } from '../schemas/sign.js';
+import { contactBody, ticketBody } from '../schemas/support.js';
+import { syncBody } from '../schemas/sync.js';
+import { tokenBody } from '../schemas/token.js';
+
+/**
+ * The OpenAPI 3.1 document of the HTTP API, built from the very schemas the routes validate with, so it cannot
+ * drift from them. One row of OPERATIONS per endpoint: a new route, field or error code is one line here or in
+ * src/schemas. The human contract with the same section names is docs/api.md.
+ */
+
+type Schema = Record<string, unknown>;
+
+interface Operation {
+  method: 'get' | 'post';
+  /** OpenAPI path template. */
+  path: string;
+  summary: string;
+  /** The docs/api.md heading that explains it. */
+  doc: string;
+  /** Path parameters: an object schema whose properties are the parameters. */
+  params?: { properties: Schema };
+  body?: { schema: string; limitBytes: number };
+  /** Component name of `data` in the success answer; undefined when the answer is not enveloped. */
+  data: string;
+  /** Error codes of this endpoint beyond those every endpoint of its kind can answer. */
+  errors: ErrorCode[];
+}
+
+/** Every request can end in these, before or outside any route (Node's parser, a bug). */
+const ANY_REQUEST: ErrorCode[] = [
+  'BAD_REQUEST',
+  'REQUEST_TIMEOUT',
+  'EXPECTATION_FAILED',
+  'HEADERS_TOO_LARGE',
+  'INTERNAL',
+];
+/** Every /v1 request: the global rate limit. */
+const V1: ErrorCode[] = ['RATE_LIMITED'];
+/** Every request with a JSON body. */
+const WITH_BODY: ErrorCode[] = [
+  'INVALID_JSON',
+  'PAYLOAD_TOO_LARGE',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'INVALID_PARAMETER',
+];
+
+const SCHEMAS: Record<string, object> = {
+  SyncRequest: syncBody,
+  SyncRecord: responses.syncRecord,
+  ActionRequest: actionBody,
+  ActionRecord: responses.actionRecord,
+  TokenRequest: tokenBody,
+  TokenCounts: responses.tokenCounts,
+  Rates: responses.rates,
+  NetworkFees: responses.networkFees,
+  TokenInfo: responses.tokenInfo,
+  Services: responses.services,
+  SignRequest: signBody,
+  Signature: responses.signature,
+  TicketRequest: ticketBody,
+  ContactRequest: contactBody,
+  Queued: responses.queued,
+  Health: responses.health,
+  OpenApiDocument: { type: 'object', description: 'this document' },
+  Error: responses.failure(Object.keys(STATUS) as ErrorCode[]),
+};
+
+export const OPERATIONS: readonly Operation[] = [
+  {
+    method: 'post',
+    path: '/v1/sync',
+    summary: 'The key app stores the pairing record',
+    doc: 'post-v1sync',
+    body: { schema: 'SyncRequest', limitBytes: SYNC_BODY_LIMIT },
+    data: 'SyncRecord',
+    errors: ['UNAVAILABLE'],
+  },
+  {
+    method: 'get',
+    path: '/v1/sync/{id}',
+    summary: 'The wallet app polls for the pairing record of its walletIdentity',
+    doc: 'get-v1syncwalletidentity',
+    params: idParams,
+    data: 'SyncRecord',
+    errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
+  },
+  {
+    method: 'post',
+    path: '/v1/action',
+    summary: "Replaces the pair's action mailbox and notifies the other app",
+    doc: 'post-v1action',
+    body: { schema: 'ActionRequest', limitBytes: ACTION_BODY_LIMIT },
+    data: 'ActionRecord',
+    errors: ['UNAVAILABLE'],
+  },
+  {
+    method: 'get',
+    path: '/v1/action/{id}',
+    summary: "Reads the pair's action mailbox (id is the wkIdentity); reads never delete",
+    doc: 'get-v1actionwkidentity',
+    params: idParams,
+    data: 'ActionRecord',
+    errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
+  },
+  {
+    method: 'post',
+    path: '/v1/token',
+    summary: 'Registers push-notification tokens of a pair',
+    doc: 'push-tokens--post-v1token',
+    body: { schema: 'TokenRequest', limitBytes: DEFAULT_BODY_LIMIT },
+    data: 'TokenCounts',
+    errors: ['UNAVAILABLE'],
+  },
+  {
+    method: 'get',
+    path: '/v1/rates',
+    summary: 'Exchange rates, refreshed in the background',
+    doc: 'get-v1rates',
+    data: 'Rates',
+    errors: ['UNAVAILABLE'],
+  },
+  {
+    method: 'get',
+    path: '/v1/networkfees',
+    summary: 'Network fee estimates per chain',
+    doc: 'get-v1networkfees',
+    data: 'NetworkFees',
+    errors: ['UNAVAILABLE'],
+  },
+  {
+    method: 'get',
+    path: '/v1/tokeninfo/{network}/{address}',
+    summary: 'ERC-20 token metadata',
+    doc: 'get-v1tokeninfonetworkaddress',
+    params: tokenInfoParams,
+    data: 'TokenInfo',
+    errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
+  },
+  {
+    method: 'get',
+    path: '/v1/services',
+    summary: 'Which third-party features the apps should show',
+    doc: 'get-v1services',
+    data: 'Services',
+    errors: [],
+  },
+  {
+    method: 'post',
+    path: '/v1/sign/{partner}',
+    summary: "HMAC-SHA256 of an on-ramp partner's parameters",
+    doc: 'post-v1signpartner',
+    params: { properties: { partner: { type: 'string', description: 'a configured partner: onramper' } } },
+    body: { schema: 'SignRequest', limitBytes: SIGN_BODY_LIMIT },
+    data: 'Signature',
+    errors: ['NOT_FOUND', 'UNAVAILABLE'],
+  },
+  {
+    method: 'post',
+    path: '/v1/ticket',
+    summary: 'A support ticket, queued for the helpdesk',
+    doc: 'support-forms--post-v1ticket-post-v1contact',
+    body: { schema: 'TicketRequest', limitBytes: SUPPORT_BODY_LIMIT },
+    data: 'Queued',
+    errors: ['UNAVAILABLE'],
+  },
+  {
+    method: 'post',
+    path: '/v1/contact',
+    summary: 'A contact form, queued for the helpdesk',
+    doc: 'support-forms--post-v1ticket-post-v1contact',
+    body: { schema: 'ContactRequest', limitBytes: SUPPORT_BODY_LIMIT },
+    data: 'Queued',
+    errors: ['UNAVAILABLE'],
+  },
+  {
+    method: 'get',
+    path: '/v1/openapi.json',
+    summary: 'This document (not enveloped)',
+    doc: 'machine-readable-contract',
+    data: 'OpenApiDocument',
+    errors: [],
+  },
+  {
+    method: 'get',
+    path: '/healthz',
+    summary: 'Liveness: the process runs (never looks at Redis); not rate limited',
+    doc: 'health--get-healthz-get-readyz',
+    data: 'Health',
+    errors: [],
+  },
+  {
+    method: 'get',
+    path: '/readyz',
+    summary: 'Readiness: Redis answers and the instance is not draining; not rate limited',
+    doc: 'health--get-healthz-get-readyz',
+    data: 'Health',
+    errors: ['UNAVAILABLE'],
+  },
+];
+
+/** Operations whose answer is the payload itself, without `{ success, data }`. */
+const NOT_ENVELOPED = new Set(['/v1/openapi.json']);
+
+const HEADERS: Record<string, { description: string; schema: Schema }> = {
+  'X-Request-Id': {
+    description: 'A sane incoming X-Request-Id (1–128 of [A-Za-z0-9._:-]) echoed, else a new one',
+    schema: { type: 'string', minLength: 1, maxLength: 128 },
+  },
+  'RateLimit-Limit': {
+    description: 'Requests allowed per window (RATE_LIMIT_POINTS)',
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
+  'RateLimit-Remaining': {
+    description: 'Requests left in this window',
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
+  'RateLimit-Reset': {
+    description: 'Seconds until the window resets',
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
+  'Retry-After': {
+    description: 'Whole seconds to wait before retrying',
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
+};
+
+const RATE_LIMIT_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const headerRef = (name: string, required: boolean) =>
+  required ? { $ref: `#/components/headers/${name}Required` } : { $ref: `#/components/headers/${name}` };
+
+/** The relay's own ajv keywords mean nothing to other tools: each becomes the sentence it checks. */
+function portable(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(portable);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const out: Schema = {};
+  const notes: string[] = [];
+  for (const [key, value] of Object.entries(schema)) {
+    if (Object.hasOwn(CUSTOM_KEYWORDS, key)) notes.push(CUSTOM_KEYWORDS[key]!);
+    else out[key] = portable(value);
+  }
+  if (notes.length > 0) out.description = [out.description, ...notes].filter(Boolean).join('; ');
+  return out;
+}
+
+function byStatus(codes: ErrorCode[]): Map<number, ErrorCode[]> {
+  const grouped = new Map<number, ErrorCode[]>();
+  for (const code of new Set(codes)) grouped.set(STATUS[code], [...(grouped.get(STATUS[code]) ?? []), code]);
+  return new Map([...grouped].sort(([a], [b]) => a - b));
+}
+
+function headersOf(operation: Operation, status: number, codes: ErrorCode[] = []): Schema {
+  const v1 = operation.path.startsWith('/v1/');
+  // Node's parser answers (400 BAD_REQUEST, 408, 417, 431) come before the rate limit; so may a 500.
+  const limited = v1 && (status === 200 || codes.includes('RATE_LIMITED'));
+  const headers: Schema = { 'X-Request-Id': headerRef('X-Request-Id', true) };
+  if (v1) for (const name of RATE_LIMIT_HEADERS) headers[name] = headerRef(name, limited);
+  if (codes.includes('RATE_LIMITED')) headers['Retry-After'] = headerRef('Retry-After', true);
+  else if (codes.includes('UNAVAILABLE')) headers['Retry-After'] = headerRef('Retry-After', false);
+  return headers;
+}
+
+function responsesOf(operation: Operation): Schema {
+  const data = ref(operation.data);
+  const out: Schema = {
+    200: {
+      description: 'Success',
+      headers: headersOf(operation, 200),
+      content: {
+        'application/json': { schema: NOT_ENVELOPED.has(operation.path) ? data : responses.success(data) },
+      },
+    },
+  };
+  const codes = [
+    ...ANY_REQUEST,
+    ...(operation.path.startsWith('/v1/') ? V1 : []),
+    ...(operation.body ? WITH_BODY : []),
+    ...operation.errors,
+  ];
+  for (const [status, group] of byStatus(codes)) {
+    out[status] = {
+      description: group.join(', '),
+      headers: headersOf(operation, status, group),
+      content: {
+        'application/json': {
+          schema: { ...ref('Error'), properties: { error: { properties: { code: { enum: group } } } } },
+        },
+      },
+    };
+  }
+  return out;
+}
+
+function parametersOf(operation: Operation): Schema[] | undefined {
+  if (!operation.params) return undefined;
+  return Object.entries(operation.params.properties).map(([name, schema]) => ({
+    name,
+    in: 'path',
+    required: true,
+    description: 'validated after URL decoding',
+    schema: portable(schema),
+  }));
+}
+
+function operationObject(operation: Operation): Schema {
+  const limit = operation.body?.limitBytes;
+  return {
+    operationId: `${operation.method}${operation.path.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string = '') => c.toUpperCase())}`,
+    summary: operation.summary,
+    externalDocs: { url: `docs/api.md#${operation.doc}` },
+    ...(operation.params ? { parameters: parametersOf(operation) } : {}),
+    ...(operation.body
+      ? {
+          requestBody: {
+            required: true,
+            description:
+              `UTF-8 JSON object of at most ${limit} bytes once decoded (Content-Encoding gzip, deflate or br ` +
+              'accepted); unknown fields are dropped',
+            content: { 'application/json': { schema: ref(operation.body.schema) } },
+          },
+        }
+      : {}),
+    responses: responsesOf(operation),
+  };
+}
+
+function headerComponents(): Schema {
+  const out: Schema = {};
+  for (const [name, header] of Object.entries(HEADERS)) {
+    out[name] = { ...header, required: false };
+    out[`${name}Required`] = { ...header, required: true };
+  }
+  return out;
+}
+
+const DESCRIPTION = `The HTTP API of multisig-relay. Every answer is JSON: \`{ "success": true, "data": … }\` or the \
+error envelope (\`Error\`). An unknown path answers 404 NOT_FOUND whatever the method; a known path with another \
+method answers 405 METHOD_NOT_ALLOWED with an \`Allow\` header (OPTIONS: 204 with \`Allow\`). The socket.io events \
+on /v1/socket/key and /v1/socket/wallet are described by docs/asyncapi.yaml. The human contract is docs/api.md.`;
+
+/** The whole document: a plain JSON value, built once per process. */
+export function buildOpenApi(): Record<string, unknown> {
+  const paths: Record<string, Schema> = {};
+  for (const operation of OPERATIONS) {
+    paths[operation.path] = { ...paths[operation.path], [operation.method]: operationObject(operation) };
+  }
+  return {
+    openapi: '3.1.0',
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    info: { title: 'multisig-relay', version: 'v1', description: DESCRIPTION },
+    paths,
+    components: {
+      schemas: Object.fromEntries(Object.entries(SCHEMAS).map(([name, schema]) => [name, portable(schema)])),
+      headers: headerComponents(),
+      responses: {
+        NotFound: {
+          description: 'NOT_FOUND: no such path (any method)',
+          headers: { 'X-Request-Id': headerRef('X-Request-Id', true) },
+          content: { 'application/json': { schema: ref('Error') } },
+        },
+        MethodNotAllowed: {
+          description:
+            'METHOD_NOT_ALLOWED: a known path with another method; the Allow header lists its methods',
+          headers: {
+            'X-Request-Id': headerRef('X-Request-Id', true),
+            Allow: { required: true, schema: { type: 'string' } },
+          },
+          content: { 'application/json': { schema: ref('Error') } },
+        },
+      },
+    },
+  };
+}

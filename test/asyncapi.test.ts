@@ -1,0 +1,48 @@
+import { readFileSync } from 'node:fs';
+import { Parser } from '@asyncapi/parser';
+import { expect } from 'chai';
+import { parse } from 'yaml';
+import { ACTION_TYPES } from '../src/action-types.js';
+import { buildAsyncApi } from '../src/openapi/asyncapi.js';
+import { buildOpenApi } from '../src/openapi/document.js';
+
+const text = readFileSync(new URL('../docs/asyncapi.yaml', import.meta.url), 'utf8');
+
+describe('docs/asyncapi.yaml', () => {
+  it('parses as AsyncAPI 3.0 without errors or warnings', async function () {
+    this.timeout(30_000);
+    const { document, diagnostics } = await new Parser().parse(text);
+    // Severity 0 is an error, 1 a warning; the only one left is the hint that AsyncAPI 3.1 exists.
+    const serious = diagnostics
+      .filter((d) => d.severity <= 1)
+      .map((d) => `${d.path.join('/')}: ${d.message}`);
+    expect(serious).to.deep.equal([]);
+    expect(document?.version()).to.equal('3.0.0');
+    expect(
+      document
+        ?.channels()
+        .all()
+        .map((c) => c.address()),
+    ).to.deep.equal(['/v1/socket/key', '/v1/socket/wallet']);
+  });
+
+  it('is what `npm run asyncapi` generates (run it after changing a schema or the action-type table)', () => {
+    expect(parse(text)).to.deep.equal(buildAsyncApi());
+  });
+
+  it('its record schema is the OpenAPI ActionRecord, and every routed action type is an event on its path', () => {
+    const doc = parse(text);
+    const openApi = buildOpenApi() as { components: { schemas: Record<string, unknown> } };
+    expect(doc.components.schemas.ActionRecord).to.deep.equal(openApi.components.schemas.ActionRecord);
+    for (const [action, rule] of Object.entries(ACTION_TYPES)) {
+      const channel = rule.side === 'key' ? 'keyApp' : 'walletApp';
+      expect(doc.channels[channel].messages[action], action).to.deep.equal({
+        $ref: `#/components/messages/${action}`,
+      });
+      expect(doc.components.messages[action].payload).to.deep.equal({
+        $ref: '#/components/schemas/ActionRecord',
+      });
+    }
+    expect(doc.components.messages.join.payload).to.deep.equal({ $ref: '#/components/schemas/RoomEvent' });
+  });
+});

@@ -1,0 +1,140 @@
+import { AssertionError } from 'chai';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { STATUS, type ErrorCode } from '../../src/http/errors.js';
+import { buildOpenApi } from '../../src/openapi/document.js';
+
+// ajv-formats is CommonJS; under nodenext its default export is the module object.
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+
+/**
+ * The test client's check of every response against the OpenAPI document the relay serves: a response whose
+ * status, required headers or JSON body the document does not describe fails the test that received it.
+ */
+
+interface Header {
+  $ref?: string;
+  required?: boolean;
+}
+
+interface ResponseObject {
+  headers?: Record<string, Header>;
+  content?: Record<string, unknown>;
+}
+
+interface Route {
+  pattern: RegExp;
+  template: string;
+  methods: Record<string, { responses: Record<string, ResponseObject> }>;
+}
+
+export interface Exchange {
+  method: string;
+  /** The request target: a path, with or without a query. */
+  target: string;
+  status: number;
+  headers: Headers | Record<string, string>;
+  text: string;
+}
+
+const DOCUMENT_ID = 'openapi.json';
+
+export class ContractChecker {
+  private readonly ajv = new Ajv2020({ strict: false, allErrors: true });
+  private readonly routes: Route[];
+  private readonly validators = new Map<string, ValidateFunction>();
+  private readonly headerComponents: Record<string, Header>;
+
+  constructor(document: Record<string, unknown> = buildOpenApi()) {
+    addFormats(this.ajv);
+    this.ajv.addSchema(document, DOCUMENT_ID);
+    const { paths, components } = document as {
+      paths: Record<string, Route['methods']>;
+      components: { headers: Record<string, Header> };
+    };
+    this.headerComponents = components.headers;
+    this.routes = Object.entries(paths).map(([template, methods]) => ({
+      template,
+      methods,
+      pattern: new RegExp(`^${template.replace(/[.]/g, '\\.').replace(/\{[^}]+\}/g, '[^/]+')}$`),
+    }));
+  }
+
+  /** Throws an AssertionError naming what disagrees; returns quietly when the document describes the response. */
+  check(exchange: Exchange): void {
+    const path = exchange.target.split('?')[0]!;
+    if (path.startsWith('/v1/socket/')) return; // socket.io's engine: docs/asyncapi.yaml
+    const method = exchange.method.toLowerCase();
+    const route = this.routes.find((candidate) => candidate.pattern.test(path));
+    const operation = route?.methods[method === 'head' ? 'get' : method];
+    if (!route || !operation) return this.checkOutsideOperations(exchange, route);
+    const pointer = `#/paths/${escape(route.template)}/${method === 'head' ? 'get' : method}/responses/${exchange.status}`;
+    const response = operation.responses[String(exchange.status)];
+    if (!response)
+      this.fail(
+        exchange,
+        `status ${exchange.status} is not documented for ${method.toUpperCase()} ${route.template}`,
+      );
+    for (const [name, header] of Object.entries(response.headers ?? {})) {
+      const required =
+        header.required ?? this.headerComponents[header.$ref?.split('/').pop() ?? '']?.required;
+      if (required && headerOf(exchange.headers, name) === null)
+        this.fail(exchange, `header ${name} is missing`);
+    }
+    if (method === 'head' || !response.content?.['application/json']) return;
+    this.checkBody(exchange, `${pointer}/content/application~1json/schema`);
+  }
+
+  /** An unknown path (404), another method (405, or 204 to OPTIONS): the error envelope with a matching code. */
+  private checkOutsideOperations(exchange: Exchange, route: Route | undefined): void {
+    if (exchange.method === 'OPTIONS' && route && exchange.status === 204) return;
+    const body = this.checkBody(exchange, '#/components/schemas/Error') as { error: { code: ErrorCode } };
+    const expected = route ? 'METHOD_NOT_ALLOWED' : 'NOT_FOUND';
+    const code = body.error.code;
+    if (STATUS[code] !== exchange.status)
+      this.fail(exchange, `${code} answered with status ${exchange.status}`);
+    if (code !== expected && STATUS[code] === STATUS[expected])
+      this.fail(exchange, `${code} where ${expected} belongs`);
+    if (code === 'METHOD_NOT_ALLOWED' && headerOf(exchange.headers, 'Allow') === null)
+      this.fail(exchange, 'a 405 without Allow');
+  }
+
+  private checkBody(exchange: Exchange, pointer: string): unknown {
+    let body: unknown;
+    try {
+      body = JSON.parse(exchange.text);
+    } catch {
+      this.fail(exchange, 'the body is not JSON');
+    }
+    let validate = this.validators.get(pointer);
+    if (!validate) {
+      validate = this.ajv.compile({ $ref: `${DOCUMENT_ID}${pointer}` });
+      this.validators.set(pointer, validate);
+    }
+    if (!validate(body)) this.fail(exchange, this.ajv.errorsText(validate.errors, { dataVar: 'body' }));
+    return body;
+  }
+
+  private fail(exchange: Exchange, why: string): never {
+    throw new AssertionError(
+      `${exchange.method} ${exchange.target} → ${exchange.status} disagrees with the OpenAPI document: ${why}\n${exchange.text.slice(0, 500)}`,
+    );
+  }
+}
+
+function escape(template: string): string {
+  return template.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+function headerOf(headers: Headers | Record<string, string>, name: string): string | null {
+  if (headers instanceof Headers) return headers.get(name);
+  return headers[name.toLowerCase()] ?? null;
+}
+
+let shared: ContractChecker | undefined;
+
+/** The check every test HTTP helper runs on what it receives. */
+export function checkContract(exchange: Exchange): void {
+  shared ??= new ContractChecker();
+  shared.check(exchange);
+}

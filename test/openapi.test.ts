@@ -1,0 +1,134 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { expect } from 'chai';
+import { buildOpenApi, OPERATIONS } from '../src/openapi/document.js';
+import { get, post, startTestApi, type TestApi } from './helpers/api.js';
+import { ContractChecker } from './helpers/contract.js';
+
+describe('the OpenAPI document', () => {
+  let api: TestApi;
+  before(async () => {
+    api = await startTestApi();
+  });
+  after(async () => {
+    await api.stop();
+  });
+
+  it('is valid OpenAPI 3.1', async () => {
+    const result = await new Validator().validate(buildOpenApi());
+    expect(result.errors ?? [], JSON.stringify(result.errors)).to.deep.equal([]);
+    expect(result.valid).to.equal(true);
+  });
+
+  it('GET /v1/openapi.json serves it, with the request-id and rate-limit headers', async () => {
+    const res = await get(api.url, '/v1/openapi.json');
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.equal('application/json; charset=utf-8');
+    expect(res.body).to.deep.equal(buildOpenApi());
+    expect(res.headers.get('x-request-id')).to.be.a('string');
+    expect(res.headers.get('ratelimit-limit')).to.equal('100000');
+  });
+
+  it('describes every endpoint with its body, parameters, success and each error status', () => {
+    const doc = buildOpenApi() as { paths: Record<string, Record<string, any>> }; // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON
+    const action = doc.paths['/v1/action']!.post;
+    expect(action.requestBody.content['application/json'].schema).to.deep.equal({
+      $ref: '#/components/schemas/ActionRequest',
+    });
+    expect(Object.keys(action.responses)).to.deep.equal([
+      '200',
+      '400',
+      '408',
+      '413',
+      '415',
+      '417',
+      '429',
+      '431',
+      '500',
+      '503',
+    ]);
+    expect(
+      action.responses['400'].content['application/json'].schema.properties.error.properties.code.enum,
+    ).to.have.members(['BAD_REQUEST', 'INVALID_JSON', 'INVALID_PARAMETER']);
+    expect(action.responses['429'].headers).to.have.keys(
+      'X-Request-Id',
+      'RateLimit-Limit',
+      'RateLimit-Remaining',
+      'RateLimit-Reset',
+      'Retry-After',
+    );
+    const tokenInfo = doc.paths['/v1/tokeninfo/{network}/{address}']!.get;
+    expect(tokenInfo.parameters.map((p: { name: string }) => p.name)).to.deep.equal(['network', 'address']);
+    expect(tokenInfo.parameters[1].schema).to.deep.equal({ type: 'string', pattern: '^0x[0-9a-fA-F]{40}$' });
+    expect(Object.keys(doc.paths).sort()).to.deep.equal([...new Set(OPERATIONS.map((o) => o.path))].sort());
+  });
+
+  it('has a row for every route the relay mounts (src/routes), with the same method', () => {
+    const dir = new URL('../src/routes/', import.meta.url);
+    const mounted = readdirSync(dir).flatMap((file) =>
+      [...readFileSync(new URL(file, dir), 'utf8').matchAll(/router\.(get|post)\('([^']+)'/g)].map(
+        ([, method, path]) => `${method} ${path!.replace(/:(\w+)/g, '{$1}')}`,
+      ),
+    );
+    expect(mounted.sort()).to.deep.equal(OPERATIONS.map((o) => `${o.method} ${o.path}`).sort());
+  });
+
+  it("the relay's own ajv keywords become words other tools read", () => {
+    const text = JSON.stringify(buildOpenApi());
+    expect(text).not.to.include('jsonObjectString');
+    expect(text).not.to.include('queryValue');
+    expect(text).to.include('must be a JSON object encoded as a string');
+  });
+
+  describe('the test client checks every response against it', () => {
+    const checker = new ContractChecker();
+    const exchange = (
+      target: string,
+      status: number,
+      body: unknown,
+      headers: Record<string, string> = {},
+    ) => ({
+      method: 'POST',
+      target,
+      status,
+      headers: {
+        'x-request-id': 'r',
+        'ratelimit-limit': '1',
+        'ratelimit-remaining': '1',
+        'ratelimit-reset': '1',
+        ...headers,
+      },
+      text: JSON.stringify(body),
+    });
+
+    it('a real answer passes; the same answer with a field of the wrong type fails', async () => {
+      const res = await post(api.url, '/v1/token', { wkIdentity: 'pair', keyToken: 't' });
+      expect(res.status).to.equal(200);
+      expect(() => checker.check(exchange('/v1/token', 200, res.body))).not.to.throw();
+      const wrong = { ...res.body, data: { ...res.body.data, keyTokens: '1' } };
+      expect(() => checker.check(exchange('/v1/token', 200, wrong))).to.throw(
+        /POST \/v1\/token → 200 disagrees with the OpenAPI document: body\/data\/keyTokens must be integer/,
+      );
+    });
+
+    it('an undocumented status, field, header or error code fails', () => {
+      expect(() => checker.check(exchange('/v1/token', 404, {}))).to.throw(/status 404 is not documented/);
+      const record = { wkIdentity: 'p', keyTokens: 1, walletTokens: 0, token: 'leaked' };
+      expect(() => checker.check(exchange('/v1/token', 200, { success: true, data: record }))).to.throw(
+        /must NOT have additional properties/,
+      );
+      const counts = { success: true, data: { wkIdentity: 'p', keyTokens: 1, walletTokens: 0 } };
+      expect(() => checker.check({ ...exchange('/v1/token', 200, counts), headers: {} })).to.throw(
+        /header X-Request-Id is missing/,
+      );
+      const notFound = { success: false, error: { code: 'NOT_FOUND', message: 'x', requestId: 'r' } };
+      expect(() => checker.check(exchange('/v1/token', 400, notFound))).to.throw(
+        /must be equal to one of the allowed values/,
+      );
+      expect(() => checker.check(exchange('/v1/nope', 404, notFound))).not.to.throw();
+      expect(() => checker.check(exchange('/v1/nope', 400, notFound))).to.throw(
+        /NOT_FOUND answered with status 400/,
+      );
+    });
+  });
+});
