@@ -18,6 +18,14 @@ declare module 'autocannon' {
     method?: 'GET' | 'POST';
     headers?: Record<string, string>;
     body?: string | Buffer;
+    /** Stop after this many requests instead of after `duration`. */
+    amount?: number;
+    /** Per-request hooks: `setupRequest` may replace the body of each request sent. */
+    requests?: {
+      method?: 'GET' | 'POST';
+      headers?: Record<string, string>;
+      setupRequest?: (request: { body?: string | Buffer }) => { body?: string | Buffer };
+    }[];
   }
 
   export interface Result {

@@ -4,9 +4,12 @@
  * POST, and a long run for the relay's memory. Loopback only; raw results go to .bench/. See docs/benchmarks.md.
  *
  *   npm run bench -- [--duration 10] [--rounds 5] [--connections 64] [--warmup 3] [--long 60]
- *                    [--runner dist|tsx] [--phase sync-get,action-post,push,long,sockets,storm] [--profile]
- *                    [--relay-node-args=--flag] [--socket-clients 5000] [--socket-rate 200] [--socket-seconds 20]
- *                    [--storm-clients 5000] [--backlog 4096]
+ *                    [--runner dist|tsx] [--phase sync-get,action-post,push,verify,signed,long,sockets,storm]
+ *                    [--profile] [--relay-node-args=--flag] [--socket-clients 5000] [--socket-rate 200]
+ *                    [--socket-seconds 20] [--signed-requests 4000] [--storm-clients 5000] [--backlog 4096]
+ *
+ * `verify` measures one identity verification in this process (the curve with node:crypto and @noble/curves);
+ * `signed` compares POST /v1/action unsigned, signed and with a stranger's junk signature on the relay.
  *
  * The sockets and storm phases are not in the default set (they start more pods and thousands of clients):
  * `npm run bench -- --phase storm`.
@@ -33,7 +36,9 @@ import {
   type Runner,
 } from './children.js';
 import { drive, median, medianSummary, type Measured, type Summary } from './load.js';
+import { signedPhase } from './signed.js';
 import { socketsPhase, stormPhase } from './sockets.js';
+import { verifyFigures } from './verify.js';
 import { startTopology, TOPOLOGIES, type TopologyName } from '../test/helpers/topologies.js';
 
 const { values: args } = parseArgs({
@@ -44,7 +49,8 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '3' },
     long: { type: 'string', default: '60' },
     runner: { type: 'string', default: 'dist' },
-    phase: { type: 'string', default: 'sync-get,action-post,push,long' },
+    phase: { type: 'string', default: 'sync-get,action-post,push,verify,signed,long' },
+    'signed-requests': { type: 'string', default: '4000' },
     'relay-node-args': { type: 'string', default: '' },
     profile: { type: 'boolean', default: false },
     'socket-clients': { type: 'string', default: '5000' },
@@ -63,7 +69,7 @@ const warmup = Number(args.warmup);
 const longSeconds = Number(args.long);
 const runner = args.runner as Runner;
 if (runner !== 'dist' && runner !== 'tsx') throw new Error('--runner must be dist or tsx');
-const PHASES = ['sync-get', 'action-post', 'push', 'long', 'sockets', 'storm'];
+const PHASES = ['sync-get', 'action-post', 'push', 'verify', 'signed', 'long', 'sockets', 'storm'];
 const phases = new Set(args.phase.split(','));
 const unknownPhases = [...phases].filter((phase) => !PHASES.includes(phase));
 if (unknownPhases.length > 0)
@@ -399,6 +405,25 @@ async function main(): Promise<void> {
     };
     out();
   }
+  let verify: ReturnType<typeof verifyFigures> | undefined;
+  if (phases.has('verify')) {
+    verify = verifyFigures();
+    out('one identity verification, µs of CPU (median of batches, in the benchmark process):');
+    for (const [name, us] of Object.entries(verify)) out(`  ${name.padEnd(26)} ${us}`);
+    out();
+  }
+  const signed =
+    phases.has('signed') && withAction
+      ? await signedPhase(relay, {
+          rounds,
+          connections,
+          requests: Number(args['signed-requests']),
+          out,
+          header: HEADER,
+          fmt,
+        })
+      : undefined;
+  if (signed) out();
   const long = phases.has('long') && longSeconds > 0 ? await longRun(relay, withAction, idle) : undefined;
   // More relay pods (API role) on the benchmark's Redis, each with a metrics listener, for the socket phases.
   const startPod = async (name: string, metricsPort: number) => {
@@ -443,6 +468,11 @@ async function main(): Promise<void> {
     out(`POST /v1/action throughput with/without the push enqueue: median ${push.rpsRatio}`);
     out(`POST /v1/action CPU per request with/without the push enqueue: median ${push.cpuRatio}`);
   }
+  if (signed) {
+    out(`POST /v1/action CPU per request signed/unsigned: median ${signed.signedCpuRatio}`);
+    out(`POST /v1/action throughput signed/unsigned: median ${signed.signedRpsRatio}`);
+    out(`POST /v1/action CPU per request junk signature/unsigned: median ${signed.junkCpuRatio}`);
+  }
   if (storm) {
     out(
       `storm of ${storm.clients} clients: median ${storm.ms99} ms to 99 % joined, ${storm.joinsPerSecond} joins/s`,
@@ -479,6 +509,8 @@ async function main(): Promise<void> {
         get,
         post,
         push,
+        verify,
+        signed,
         long,
         sockets,
         storm,

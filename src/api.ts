@@ -7,7 +7,9 @@ import { errorFields, type Logger } from './log.js';
 import { Realtime } from './realtime/servers.js';
 import { createRedis, redisServes } from './redis/clients.js';
 import type { RoleHandle } from './role.js';
+import { AuthGate } from './auth/gate.js';
 import { ActionStore } from './store/action-store.js';
+import { AuthStore } from './store/auth-store.js';
 import { keysFor } from './store/keys.js';
 import { WriteAck } from './store/write-ack.js';
 
@@ -29,7 +31,11 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
     config.action.ttlSeconds,
     new WriteAck(bulkRedis, config.redis),
   );
-  const realtime = new Realtime({ config, log, store: actionStore, limiterRedis });
+  const authGate = new AuthGate(
+    config.auth,
+    new AuthStore(redis, keysFor(config.keyPrefix), new WriteAck(redis, config.redis)),
+  );
+  const realtime = new Realtime({ config, log, store: actionStore, limiterRedis, authGate });
   let draining = false;
 
   const app = buildApp({
@@ -40,6 +46,7 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
     queueRedis,
     actionStore,
     actionEvents: realtime.emitter,
+    authGate,
     readiness: {
       draining: () => draining,
       // The socket paths are served once the adapter's Redis connections were ready (see Realtime); the mailboxes

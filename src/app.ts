@@ -1,6 +1,8 @@
 import Koa from 'koa';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
-import type { Config } from './config.js';
+import type { AuthGate } from './auth/gate.js';
+import type { AuthRoute, Config } from './config.js';
+import { signedBody } from './http/auth.js';
 import { accessLog } from './http/access-log.js';
 import type { RelayState } from './http/context.js';
 import { connectionGuard } from './http/connection-guard.js';
@@ -49,6 +51,8 @@ export interface ApiDeps {
   actionStore: ActionStore;
   /** Told of every stored action (the socket emitter). */
   actionEvents: ActionEvents;
+  /** Identity signatures of writes, shared with the socket joins. */
+  authGate: AuthGate;
 }
 
 /** The Koa app: middleware in request order, then every resource's routes. */
@@ -73,16 +77,25 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
       config.writeBudget.windowSeconds,
     ),
   );
-  syncRoutes(router, new SyncStore(redis, keys, config.sync, ack), bytesWritten);
+  const guards = (route: AuthRoute) => ({
+    writeBudget: bytesWritten,
+    signed: signedBody(deps.authGate, route),
+  });
+  syncRoutes(router, new SyncStore(redis, keys, config.sync, ack), guards('sync'));
   actionRoutes(
     router,
     deps.actionStore,
     config.action.ttlSeconds,
-    bytesWritten,
+    guards('action'),
     new PushProducer(deps.queueRedis, config.push, config.action.ttlSeconds, log),
     deps.actionEvents,
   );
-  tokenRoutes(router, new TokenStore(redis, keys, ack));
+  tokenRoutes(
+    router,
+    new TokenStore(redis, keys, ack),
+    guards('token'),
+    sharedLimiter(deps.limiterRedis, config.keyPrefix, 'tokens', config.tokenRegistrationsPerHour, 3600),
+  );
   servicesRoutes(router, config.services);
   openApiRoutes(router);
   const marketStore = new MarketStore(redis, keys);

@@ -1,6 +1,9 @@
 import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { EVM_CHAINS, MEMPOOL_FEE_CHAINS, UTXO_CHAINS, type EvmChain } from './chains.js';
+import { IDENTIFIER_PATTERN } from './schemas/common.js';
+
+const IDENTIFIER = new RegExp(IDENTIFIER_PATTERN);
 
 /** The only reader of process.env: one typed, validated object built at start-up. */
 export interface Config {
@@ -40,6 +43,31 @@ export interface Config {
   sign: { perMinute: number; onramperSecret: string | undefined };
   /** Open socket.io connections per client IP on one pod (docs/api.md#socket-limits). */
   socketsPerIp: number;
+  auth: AuthConfig;
+  /** Pair rooms one socket may be in at once; a join past it disconnects the socket. */
+  socketRoomsMax: number;
+  /** Pushes per pair and side per minute; past it the action is stored and emitted, its push skipped. */
+  pushPerPairPerMinute: number;
+  /** `POST /v1/token` registrations per pair and side per hour. */
+  tokenRegistrationsPerHour: number;
+}
+
+/** The routes a signing app signs, by purpose word. */
+export type AuthRoute = 'action' | 'token' | 'sync' | 'join';
+export const AUTH_ROUTES: readonly AuthRoute[] = ['action', 'token', 'sync', 'join'];
+export type AuthMode = 'off' | 'optional' | 'required';
+const AUTH_MODES: readonly AuthMode[] = ['off', 'optional', 'required'];
+
+/** Identity-signed requests (docs/api.md, "Identity-signed requests"). */
+export interface AuthConfig {
+  modes: Record<AuthRoute, AuthMode>;
+  windowSeconds: number;
+  /** 0: no pins are set or enforced. */
+  pinDays: number;
+  /** Whether a pinned side's unsigned joins are refused (apps join unsigned while locked). */
+  pinJoins: boolean;
+  /** Action types accepted unsigned whatever the mode or pin (sent unsigned on purpose). */
+  unsignedActions: string[];
 }
 
 export type Role = 'api' | 'worker' | 'all';
@@ -407,6 +435,53 @@ function redisTopology(env: EnvReader): RedisTopology {
   return { kind: 'standalone', url: url ?? 'redis://127.0.0.1:6379', explicit: url !== undefined };
 }
 
+/** AUTH_MODE for every route, then AUTH_ROUTES' `route=mode` pairs over it. */
+function readAuth(env: EnvReader): AuthConfig {
+  const mode = env.oneOf('AUTH_MODE', 'optional', AUTH_MODES);
+  const modes = Object.fromEntries(AUTH_ROUTES.map((route) => [route, mode])) as Record<AuthRoute, AuthMode>;
+  for (const entry of (env.optional('AUTH_ROUTES') ?? '').split(',').filter((e) => e.trim())) {
+    const [route, value, extra] = entry.split('=').map((part) => part.trim());
+    if (!AUTH_ROUTES.includes(route as AuthRoute) || !AUTH_MODES.includes(value as AuthMode) || extra) {
+      throw new ConfigError(
+        `AUTH_ROUTES must be route=mode pairs separated by commas, routes ${AUTH_ROUTES.join(', ')}, modes ${AUTH_MODES.join(', ')} (got "${entry.trim()}")`,
+      );
+    }
+    modes[route as AuthRoute] = value as AuthMode;
+  }
+  if (modes.sync === 'required') {
+    throw new ConfigError(
+      'AUTH_ROUTES/AUTH_MODE make POST /v1/sync required, but no key app signs its sync: set sync=optional or sync=off in AUTH_ROUTES',
+    );
+  }
+  const unsigned = env.string('AUTH_UNSIGNED_ACTIONS', 'recoveryrequest');
+  const unsignedActions =
+    unsigned === 'none'
+      ? []
+      : unsigned
+          .split(',')
+          .map((type) => type.trim())
+          .filter(Boolean);
+  const badType = unsignedActions.find((type) => !IDENTIFIER.test(type));
+  if (badType !== undefined) {
+    throw new ConfigError(
+      `AUTH_UNSIGNED_ACTIONS must be action types separated by commas, or none (got "${badType}")`,
+    );
+  }
+  return {
+    modes,
+    windowSeconds: env.int('AUTH_WINDOW_SECONDS', 600, 1, 86_400),
+    pinDays: env.int('AUTH_PIN_DAYS', 0, 0, 3650),
+    pinJoins: env.oneOf('AUTH_PIN_JOINS', 'false', ['true', 'false'] as const) === 'true',
+    unsignedActions:
+      unsigned === 'none'
+        ? []
+        : unsigned
+            .split(',')
+            .map((type) => type.trim())
+            .filter(Boolean),
+  };
+}
+
 function read(env: EnvReader): Config {
   const corsOrigins = env.string('CORS_ORIGINS', '*');
   const role = env.oneOf('RELAY_ROLE', 'all', ['api', 'worker', 'all'] as const);
@@ -509,6 +584,10 @@ function read(env: EnvReader): Config {
       onramperSecret: env.optional('ONRAMPER_SECRET'),
     },
     socketsPerIp: env.int('SOCKETS_PER_IP', 50, 1, 1_000_000),
+    auth: readAuth(env),
+    socketRoomsMax: env.int('SOCKET_ROOMS_MAX', 4, 1, 10_000),
+    pushPerPairPerMinute: env.int('PUSH_PER_PAIR_PER_MINUTE', 6, 1, 1_000_000),
+    tokenRegistrationsPerHour: env.int('TOKEN_REGISTRATIONS_PER_HOUR', 20, 1, 1_000_000),
   };
 }
 

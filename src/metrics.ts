@@ -71,7 +71,7 @@ const socketsRefused = new Counter({
 
 const socketJoins = new Counter({
   name: 'relay_socket_joins_total',
-  help: 'socket.io `join` events by path and outcome (joined; invalid and rate_limited disconnect the socket).',
+  help: 'socket.io `join` events by path and outcome (joined; invalid, rate_limited, unauthorized and too_many_rooms disconnect the socket).',
   labelNames: ['path', 'outcome'] as const,
   registers: [registry],
 });
@@ -93,11 +93,24 @@ const socketAdapterErrors = new Counter({
 export const socketMetrics = {
   connected: (path: string, change: 1 | -1) => socketsConnected.inc({ path }, change),
   refused: (path: string) => socketsRefused.inc({ path }),
-  joined: (path: string, outcome: 'joined' | 'invalid' | 'rate_limited') =>
-    socketJoins.inc({ path, outcome }),
+  joined: (
+    path: string,
+    outcome: 'joined' | 'invalid' | 'rate_limited' | 'unauthorized' | 'too_many_rooms',
+  ) => socketJoins.inc({ path, outcome }),
   emitted: (type: string, delivery: 'live' | 'replay') => socketEvents.inc({ type, delivery }),
   adapterError: (path: string) => socketAdapterErrors.inc({ path }),
 };
+
+const authOutcomes = new Counter({
+  name: 'relay_auth_requests_total',
+  help: 'Signable requests by route (action, token, sync, join) and outcome: verified, unsigned, unchecked (mode off), unavailable (Redis), refused_<reason> (the failed check, or required, partial, replayed, pinned).',
+  labelNames: ['route', 'outcome'] as const,
+  registers: [registry],
+});
+
+export function recordAuth(route: string, outcome: string): void {
+  authOutcomes.inc({ route, outcome });
+}
 
 const pushMessages = new Counter({
   name: 'relay_push_messages_total',
@@ -108,7 +121,7 @@ const pushMessages = new Counter({
 
 const pushSkipped = new Counter({
   name: 'relay_push_skipped_total',
-  help: 'Push jobs that sent nothing, by reason (superseded: the mailbox holds a newer record; expired; no_tokens).',
+  help: 'Push jobs that sent nothing, by reason (superseded: the mailbox holds a newer record; expired; no_tokens; throttled: the pair side had PUSH_PER_PAIR_PER_MINUTE pushes this minute).',
   labelNames: ['reason'] as const,
   registers: [registry],
 });
@@ -200,7 +213,7 @@ export function recordPushMessages(outcome: PushOutcome, count: number): void {
   if (count > 0) pushMessages.inc({ outcome }, count);
 }
 
-export function recordPushSkipped(reason: 'superseded' | 'expired' | 'no_tokens'): void {
+export function recordPushSkipped(reason: 'superseded' | 'expired' | 'no_tokens' | 'throttled'): void {
   pushSkipped.inc({ reason });
 }
 

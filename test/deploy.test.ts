@@ -445,6 +445,26 @@ describe('deployment manifests', () => {
       }
     });
 
+    it('the API port admits only the ingress controller (a forged X-Forwarded-For from elsewhere would pick its bucket)', () => {
+      const apiPolicies = ofKind(docs, 'NetworkPolicy').filter(
+        (p) => p.spec.podSelector.matchLabels?.['app.kubernetes.io/component'] === 'api',
+      );
+      const rules = apiPolicies.flatMap((p) => p.spec.ingress ?? []);
+      expect(
+        rules.filter((r: Manifest) => r.ports.some((port: Manifest) => port.port === 'http')),
+      ).to.deep.equal([
+        {
+          from: [
+            {
+              namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } },
+              podSelector: { matchLabels: { 'app.kubernetes.io/name': 'ingress-nginx' } },
+            },
+          ],
+          ports: [{ protocol: 'TCP', port: 'http' }],
+        },
+      ]);
+    });
+
     it('compose runs the relay as the image user with a read-only root and /tmp as tmpfs', () => {
       for (const [, service] of relayServices()) {
         expect(Number(service.user.split(':')[0])).to.equal(imageUser);

@@ -195,6 +195,15 @@ describe('process lifecycle', () => {
         'PUSH_PROVIDER',
         'FCM_SERVICE_ACCOUNT_FILE',
         'FCM_API_URL',
+        'AUTH_MODE',
+        'AUTH_ROUTES',
+        'AUTH_WINDOW_SECONDS',
+        'AUTH_PIN_DAYS',
+        'AUTH_PIN_JOINS',
+        'AUTH_UNSIGNED_ACTIONS',
+        'SOCKET_ROOMS_MAX',
+        'PUSH_PER_PAIR_PER_MINUTE',
+        'TOKEN_REGISTRATIONS_PER_HOUR',
       ]) {
         expect(known, name).to.include(name);
       }

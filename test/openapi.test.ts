@@ -38,6 +38,7 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(action.responses)).to.deep.equal([
       '200',
       '400',
+      '401',
       '408',
       '413',
       '415',
@@ -50,6 +51,9 @@ describe('the OpenAPI document', () => {
     expect(
       action.responses['400'].content['application/json'].schema.properties.error.properties.code.enum,
     ).to.have.members(['BAD_REQUEST', 'INVALID_JSON', 'INVALID_PARAMETER']);
+    expect(
+      action.responses['401'].content['application/json'].schema.properties.error.properties.code.enum,
+    ).to.have.members(['AUTH_REQUIRED', 'AUTH_INVALID', 'AUTH_EXPIRED', 'AUTH_REPLAYED']);
     expect(action.responses['429'].headers).to.have.keys(
       'X-Request-Id',
       'RateLimit-Limit',

@@ -10,7 +10,7 @@ const SIX_MONTHS = 180 * 24 * 3600;
 describe('POST /v1/token', () => {
   let api: TestApi;
   before(async () => {
-    api = await startTestApi();
+    api = await startTestApi({ TOKEN_REGISTRATIONS_PER_HOUR: '1000' });
   });
   after(() => api.stop());
 

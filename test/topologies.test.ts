@@ -18,6 +18,8 @@ import { FakeFcm } from './helpers/fake-fcm.js';
 import { connectClient, connected, joinsHandled, joinsSettled } from './helpers/sockets.js';
 import { channelPrefix } from '../src/realtime/adapter.js';
 import { queueKey } from '../src/queue/prefix.js';
+import { PushThrottle } from '../src/store/push-throttle.js';
+import { pairOf, signed } from './helpers/signing.js';
 import { PUSH_QUEUE, pushJobId } from '../src/queue/push-jobs.js';
 
 describe('Redis topology configuration', () => {
@@ -299,6 +301,55 @@ for (const name of TOPOLOGIES) {
         expect(socket.received).to.deep.equal([{ event: 'tx', data: res.body.data }]);
       } finally {
         socket.close();
+        await podB.stop();
+      }
+    });
+
+    it('identity-signed requests: one nonce shared by two pods (four copies raced, one 200), a pin, a signed join and the push throttle’s counter in the pair’s slot', async () => {
+      const pinning = { ...env, AUTH_PIN_DAYS: '1' };
+      const [podA, podB] = [await startTestApi(pinning), await startTestApi(pinning)];
+      const pair = pairOf(Buffer.alloc(32, 0x21), Buffer.alloc(32, 0x22));
+      const request = {
+        chain: 'btc',
+        wkIdentity: pair.wkIdentity,
+        action: 'tx',
+        payload: '0200abff',
+        path: '0-0',
+      };
+      const socket = connectClient(
+        podB.url,
+        'key',
+        signed({ wkIdentity: pair.wkIdentity }, { purpose: 'join', pair, by: 'key' }),
+      );
+      try {
+        const body = signed(request, { purpose: 'action', pair });
+        const replies = await Promise.all(
+          [podA, podB, podA, podB].map((pod) => post(pod.url, '/v1/action', body)),
+        );
+        expect(replies.map((r) => r.status).sort()).to.deep.equal([200, 401, 401, 401]);
+        expect(replies.filter((r) => r.status === 401).map((r) => r.body.error.code)).to.deep.equal([
+          'AUTH_REPLAYED',
+          'AUTH_REPLAYED',
+          'AUTH_REPLAYED',
+        ]);
+        const nonce = keys.authNonce(pair.wkIdentity, JSON.parse(body.message).nonce);
+        expect(await topology.admin.pttl(nonce)).to.be.within(1, 601_000);
+        expect(await topology.admin.ttl(keys.authPin(pair.wkIdentity, 'wallet'))).to.be.within(
+          86_390,
+          86_400,
+        );
+        const unsigned = await post(podB.url, '/v1/action', request);
+        expect([unsigned.status, unsigned.body.error.code]).to.deep.equal([401, 'AUTH_REQUIRED']);
+        // The signed join was admitted and pinned the key side.
+        await waitFor('the replay to the signed join', () => socket.received.length > 0);
+        expect(await topology.admin.exists(keys.authPin(pair.wkIdentity, 'key'))).to.equal(1);
+        // The push throttle's counter (a script) runs on the pair's node like its other keys.
+        const throttle = new PushThrottle(topology.admin, keys, 1);
+        expect(await throttle.check(pair.wkIdentity, 'key', 0)).to.equal(undefined);
+        expect(await throttle.check(pair.wkIdentity, 'key', 0)).to.equal('throttled');
+      } finally {
+        socket.close();
+        await podA.stop();
         await podB.stop();
       }
     });

@@ -11,6 +11,7 @@ import { createRedis } from '../src/redis/clients.js';
 import type { RoleHandle } from '../src/role.js';
 import { ActionStore } from '../src/store/action-store.js';
 import { keysFor } from '../src/store/keys.js';
+import { PushThrottle } from '../src/store/push-throttle.js';
 import { TokenStore } from '../src/store/token-store.js';
 import { WriteAck } from '../src/store/write-ack.js';
 import type { ActionRecord } from '../src/types.js';
@@ -19,7 +20,7 @@ import { releaseAtShutdown, runQueueWorker } from './bullmq.js';
 /** Pushes wait on the network, not the CPU: several jobs at a time keep a burst of actions moving. */
 const CONCURRENCY = 8;
 
-type SkipReason = 'superseded' | 'expired';
+type SkipReason = 'superseded' | 'expired' | 'throttled';
 
 /** Some tokens failed temporarily; the job's next attempt sends to those only, no sooner than `retryAfterMs`. */
 class PushRetryError extends Error {
@@ -105,6 +106,7 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
   const ack = new WriteAck(storeRedis, config.redis);
   const actions = new ActionStore(storeRedis, keys, config.action.ttlSeconds, ack);
   const tokens = new TokenStore(storeRedis, keys, ack);
+  const throttle = new PushThrottle(storeRedis, keys, config.pushPerPairPerMinute);
   const redis = createRedis(config.redis.topology, 'worker');
   const prefix = queuePrefix(PUSH_QUEUE);
   // Only for the queue-depth metric.
@@ -117,7 +119,9 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
     const rule = actionTypeRule(action);
     if (!rule) throw new UnrecoverableError('the action type has no push');
 
-    const skip = skipReason(await actions.readJson(wkIdentity), job.data, Date.now());
+    const skip =
+      skipReason(await actions.readJson(wkIdentity), job.data, Date.now()) ??
+      (await throttle.check(wkIdentity, rule.side, job.attemptsMade));
     if (skip) {
       recordPushSkipped(skip);
       log.info('push skipped', { ...fields, reason: skip });

@@ -9,6 +9,10 @@ export type ErrorCode =
   | 'RATE_LIMITED'
   | 'INTERNAL'
   | 'UNAVAILABLE'
+  | 'AUTH_REQUIRED'
+  | 'AUTH_INVALID'
+  | 'AUTH_EXPIRED'
+  | 'AUTH_REPLAYED'
   // The next four only come from Node's HTTP parser, before a request reaches Koa (see client-errors.ts).
   | 'BAD_REQUEST'
   | 'REQUEST_TIMEOUT'
@@ -26,6 +30,10 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   RATE_LIMITED: 429,
   INTERNAL: 500,
   UNAVAILABLE: 503,
+  AUTH_REQUIRED: 401,
+  AUTH_INVALID: 401,
+  AUTH_EXPIRED: 401,
+  AUTH_REPLAYED: 401,
   BAD_REQUEST: 400,
   REQUEST_TIMEOUT: 408,
   EXPECTATION_FAILED: 417,

@@ -2,8 +2,9 @@ import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
 import type { RedisClient } from '../redis/clients.js';
 
 /**
- * A per-IP budget shared by every pod through Redis (keys `<prefix>rl:<name>:<ip>`). While Redis is down each
- * pod falls back to the same budget in memory (`insurance`), so the relay stays protected without its store.
+ * A budget shared by every pod through Redis (keys `<prefix>rl:<name>:<key>`, the key mostly a client IP).
+ * While Redis is down each pod falls back to the same budget in memory (`insurance`), so the relay stays
+ * protected without its store.
  */
 export function sharedLimiter(
   redis: RedisClient,

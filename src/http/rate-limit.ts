@@ -9,6 +9,7 @@ import {
 import { recordRateLimited } from '../metrics.js';
 import { isRedisUnavailable, type RedisClient } from '../redis/clients.js';
 import type { RelayContext, RelayState } from './context.js';
+import { ipBucket } from './client-ip.js';
 import { AppError } from './errors.js';
 
 /** sharedLimiter names its keys `<prefix>rl:<name>`: that name labels the rejection counter. */
@@ -48,7 +49,7 @@ export type LimitedReply<R> = [consumed: number, ttlMs: number, result?: R];
  * The global per-IP limit on /v1 (RATE_LIMIT_POINTS per RATE_LIMIT_WINDOW_SECONDS), shared by every pod
  * through Redis, with rate-limiter-flexible's in-memory insurance while Redis is away. Every answer carries the
  * draft-06 RateLimit-* headers; a refusal is 429 with Retry-After. Koa's `ctx.ip` honours TRUST_PROXY_HOPS
- * (app.proxy + app.maxIpsCount), so a client cannot choose its own key.
+ * (app.proxy + app.maxIpsCount), so a client cannot choose its own key; `ipBucket` counts an IPv6 /64 as one.
  */
 export class GlobalLimit {
   constructor(
@@ -63,7 +64,7 @@ export class GlobalLimit {
   async consume(ctx: RelayContext): Promise<void> {
     let res: RateLimiterRes;
     try {
-      res = await this.limiter.consume(ctx.ip);
+      res = await this.limiter.consume(ipBucket(ctx.ip));
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
       res = rejection;
@@ -93,7 +94,7 @@ export class GlobalLimit {
     let reply: LimitedReply<R>;
     try {
       reply = await script(
-        [this.limiter.getKey(ctx.ip), ...keys],
+        [this.limiter.getKey(ipBucket(ctx.ip)), ...keys],
         [this.points, this.windowSeconds, ...args],
       );
     } catch (err) {
@@ -107,7 +108,7 @@ export class GlobalLimit {
   }
 
   private async consumeInMemory(ctx: RelayContext): Promise<void> {
-    const res: RateLimiterRes = await this.inMemory.consume(ctx.ip).catch((rejection: unknown) => {
+    const res: RateLimiterRes = await this.inMemory.consume(ipBucket(ctx.ip)).catch((rejection: unknown) => {
       if (rejection instanceof RateLimiterRes) return rejection;
       throw rejection;
     });
@@ -188,20 +189,20 @@ export function rateLimit(
 
 /**
  * A consumption that does not set the global headers: for per-endpoint budgets (submissions, signing, bytes
- * written), `points` at a time.
+ * written, per client IP unless `key` says otherwise), `points` at a time. `what` completes "Too many …".
  */
 export async function consumeOrReject(
   limiter: RateLimiterAbstract,
-  key: string,
+  key: string | { ip: string },
   what: string,
   points = 1,
 ): Promise<void> {
   try {
-    await limiter.consume(key, points);
+    await limiter.consume(typeof key === 'string' ? key : ipBucket(key.ip), points);
   } catch (rejection) {
     if (!(rejection instanceof RateLimiterRes)) throw rejection;
     recordRateLimited(limiterName(limiter));
-    throw new AppError('RATE_LIMITED', `Too many ${what} from this address; retry later.`, {
+    throw new AppError('RATE_LIMITED', `Too many ${what}; retry later.`, {
       headers: { 'Retry-After': String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))) },
     });
   }
@@ -213,7 +214,7 @@ export async function consumeOrReject(
  */
 export function writeBudget(limiter: RateLimiterAbstract): Middleware<RelayState> {
   return async (ctx, next) => {
-    await consumeOrReject(limiter, ctx.ip, 'bytes written', ctx.state.bodyBytes ?? 0);
+    await consumeOrReject(limiter, ctx, 'bytes written from this address', ctx.state.bodyBytes ?? 0);
     await next();
   };
 }

@@ -58,6 +58,9 @@ const WITH_BODY: ErrorCode[] = [
   'INVALID_PARAMETER',
 ];
 
+/** The writes an app may sign (docs/api.md#identity-signed-requests): the signature's refusals. */
+const SIGNABLE: ErrorCode[] = ['AUTH_REQUIRED', 'AUTH_INVALID', 'AUTH_EXPIRED', 'AUTH_REPLAYED'];
+
 const SCHEMAS: Record<string, object> = {
   SyncRequest: syncBody,
   SyncRecord: responses.syncRecord,
@@ -87,7 +90,7 @@ export const OPERATIONS: readonly Operation[] = [
     doc: 'post-v1sync',
     body: { schema: 'SyncRequest', limitBytes: SYNC_BODY_LIMIT },
     data: 'SyncRecord',
-    errors: ['UNAVAILABLE'],
+    errors: [...SIGNABLE, 'UNAVAILABLE'],
   },
   {
     method: 'get',
@@ -105,7 +108,7 @@ export const OPERATIONS: readonly Operation[] = [
     doc: 'post-v1action',
     body: { schema: 'ActionRequest', limitBytes: ACTION_BODY_LIMIT },
     data: 'ActionRecord',
-    errors: ['UNAVAILABLE'],
+    errors: [...SIGNABLE, 'UNAVAILABLE'],
   },
   {
     method: 'get',
@@ -123,7 +126,7 @@ export const OPERATIONS: readonly Operation[] = [
     doc: 'push-tokens--post-v1token',
     body: { schema: 'TokenRequest', limitBytes: DEFAULT_BODY_LIMIT },
     data: 'TokenCounts',
-    errors: ['UNAVAILABLE'],
+    errors: [...SIGNABLE, 'UNAVAILABLE'],
   },
   {
     method: 'get',

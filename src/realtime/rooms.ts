@@ -1,5 +1,6 @@
 import type { RateLimiterRedis } from 'rate-limiter-flexible';
 import type { Side } from '../action-types.js';
+import type { AuthGate } from '../auth/gate.js';
 import { validator } from '../http/validate.js';
 import { errorFields, type Logger } from '../log.js';
 import { socketMetrics } from '../metrics.js';
@@ -16,6 +17,10 @@ export interface RoomDeps {
   /** Set on the paths whose action types the table replays. */
   replay: Replay | undefined;
   log: Logger;
+  /** Checks a join's identity signature (and the mode, pins) as for HTTP writes. */
+  auth: AuthGate;
+  /** Pair rooms one socket may be in: a socket watching many pairs is disconnected. */
+  roomsMax: number;
 }
 
 /** A room per pair: its wkIdentity. Anything the socket sends but `join` and `leave` has no listener: ignored. */
@@ -38,8 +43,33 @@ function roomOf(data: unknown): string | undefined {
   }
 }
 
+/** The join's data as later steps see it (credential removed), or undefined when the gate refused it. */
+async function admitted(data: unknown, deps: RoomDeps): Promise<unknown> {
+  // Not an object: nothing to check, and roomOf refuses it next.
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return data;
+  try {
+    const admitted = await deps.auth.admit({
+      route: 'join',
+      location: 'event',
+      body: data as Record<string, unknown>,
+      side: deps.side,
+      log: deps.log,
+    });
+    return admitted.body;
+  } catch {
+    // Refusals are logged and counted by the gate; Redis away refuses too (fail closed).
+    return undefined;
+  }
+}
+
 async function join(socket: RelaySocket, data: unknown, deps: RoomDeps): Promise<void> {
-  const wkIdentity = roomOf(data);
+  const fields = await admitted(data, deps);
+  if (fields === undefined) {
+    socketMetrics.joined(deps.side, 'unauthorized');
+    socket.disconnect(true);
+    return;
+  }
+  const wkIdentity = roomOf(fields);
   if (wkIdentity === undefined) {
     socketMetrics.joined(deps.side, 'invalid');
     socket.disconnect(true);
@@ -56,6 +86,12 @@ async function join(socket: RelaySocket, data: unknown, deps: RoomDeps): Promise
   }
   // A socket that left while its join waited for Redis must not be added to a room it would never leave.
   if (!socket.connected) return;
+  // socket.rooms holds the socket's own id besides the pair rooms.
+  if (!socket.rooms.has(wkIdentity) && socket.rooms.size - 1 >= deps.roomsMax) {
+    socketMetrics.joined(deps.side, 'too_many_rooms');
+    socket.disconnect(true);
+    return;
+  }
   await socket.join(wkIdentity);
   await deps.replay?.toSocket(socket, wkIdentity);
   // Counted once the join is fully handled, replay included.

@@ -2,8 +2,9 @@ import type { Server as HttpServer, IncomingMessage } from 'node:http';
 import type { RedisClient } from '../redis/clients.js';
 import { Server } from 'socket.io';
 import { ACTION_TYPES, type Side } from '../action-types.js';
+import type { AuthGate } from '../auth/gate.js';
 import type { Config } from '../config.js';
-import { clientIp } from '../http/client-ip.js';
+import { clientIp, ipBucket } from '../http/client-ip.js';
 import { sharedLimiter } from '../http/limiters.js';
 import { errorFields, type Logger } from '../log.js';
 import { socketMetrics } from '../metrics.js';
@@ -33,6 +34,8 @@ export interface RealtimeDeps {
   store: ActionStore;
   /** The rate limiters' fail-fast client (the join budget lives beside the HTTP ones). */
   limiterRedis: RedisClient;
+  /** Identity signatures of joins, as for the HTTP writes. */
+  authGate: AuthGate;
 }
 
 /** The two socket.io servers (docs/api.md#real-time-events) on the API's HTTP server, their Redis adapter and the action emitter. */
@@ -91,7 +94,14 @@ export class Realtime {
         socketMetrics.connected(side, 1);
         socket.once('disconnect', () => socketMetrics.connected(side, -1));
         if (replay) trackDeliveries(socket);
-        handleRooms(socket, { side, joins, replay, log: this.deps.log });
+        handleRooms(socket, {
+          side,
+          joins,
+          replay,
+          log: this.deps.log,
+          auth: this.deps.authGate,
+          roomsMax: this.deps.config.socketRoomsMax,
+        });
       });
       this.emitter.serve(side, io);
       this.servers.push(io);
@@ -99,8 +109,9 @@ export class Realtime {
     this.deps.log.info('sockets serving', { paths: SIDES.map((side) => `/v1/socket/${side}`) });
   }
 
+  /** The key the socket cap and the join budget count this client under (an IPv6 client: its /64). */
   private ip(req: IncomingMessage): string {
-    return clientIp(req, this.deps.config.rateLimit.trustProxyHops);
+    return ipBucket(clientIp(req, this.deps.config.rateLimit.trustProxyHops));
   }
 
   private socketServer(side: Side): RelayServer {

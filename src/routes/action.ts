@@ -31,16 +31,19 @@ export interface ActionEvents {
   stored(record: ActionRecord): void;
 }
 
-/** `writeBudget` charges each POST's body to the client's byte budget (see http/rate-limit.ts). */
+/**
+ * `writeBudget` charges each POST's body to the client's byte budget (see http/rate-limit.ts); `signed` checks
+ * and removes an identity signature (see http/auth.ts).
+ */
 export function actionRoutes(
   router: Router<RelayState>,
   store: ActionStore,
   ttlSeconds: number,
-  writeBudget: Middleware<RelayState>,
+  guards: { writeBudget: Middleware<RelayState>; signed: Middleware<RelayState> },
   pushes: PushProducer,
   events: ActionEvents,
 ): void {
-  router.post('/v1/action', jsonBody(ACTION_BODY_LIMIT), writeBudget, async (ctx) => {
+  router.post('/v1/action', jsonBody(ACTION_BODY_LIMIT), guards.writeBudget, guards.signed, async (ctx) => {
     const record = toRecord(parseBody(ctx.request.body), ttlSeconds);
     const stored = await store.save(record);
     // The emit runs after this handler's awaits (setImmediate), so it never delays or fails the answer.

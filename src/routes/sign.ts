@@ -18,7 +18,7 @@ export function signRoutes(
   limiter: RateLimiterAbstract,
 ): void {
   router.post('/v1/sign/:partner', async (ctx) => {
-    await consumeOrReject(limiter, ctx.ip, 'signing requests');
+    await consumeOrReject(limiter, ctx, 'signing requests from this address');
     const partner = partners.get(ctx.params.partner ?? '');
     if (!partner) throw new AppError('NOT_FOUND', 'There is no such partner.');
     // No Retry-After: only an operator can fix a missing secret.

@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { jsonBody, SUPPORT_BODY_LIMIT } from '../http/body.js';
 import { ok, type RelayContext, type RelayState } from '../http/context.js';
+import { ipBucket } from '../http/client-ip.js';
 import { consumeOrReject } from '../http/rate-limit.js';
 import { validator } from '../http/validate.js';
 import type { SupportProducer } from '../queue/producer.js';
@@ -37,9 +38,9 @@ export function supportRoutes(
   const enqueue = async (ctx: RelayContext, job: SupportJob) => {
     const id = await producer.submit(
       job,
-      () => consumeOrReject(submissions, ctx.ip, 'submissions'),
+      () => consumeOrReject(submissions, ctx, 'submissions from this address'),
       // Not queued, so not counted: the sender will have to submit again.
-      () => submissions.reward(ctx.ip).then(() => undefined),
+      () => submissions.reward(ipBucket(ctx.ip)).then(() => undefined),
     );
     ctx.state.log.info('support job queued', { jobId: id, kind: job.kind });
     ok(ctx, { id, status: 'queued' });

@@ -24,13 +24,16 @@ function toRecord(body: SyncRecord): SyncRecord {
   };
 }
 
-/** `writeBudget` charges each POST's body to the client's byte budget (see http/rate-limit.ts). */
+/**
+ * `writeBudget` charges each POST's body to the client's byte budget (see http/rate-limit.ts); `signed` checks
+ * and removes an identity signature (see http/auth.ts).
+ */
 export function syncRoutes(
   router: Router<RelayState>,
   store: SyncStore,
-  writeBudget: Middleware<RelayState>,
+  guards: { writeBudget: Middleware<RelayState>; signed: Middleware<RelayState> },
 ): void {
-  router.post('/v1/sync', jsonBody(SYNC_BODY_LIMIT), writeBudget, async (ctx) => {
+  router.post('/v1/sync', jsonBody(SYNC_BODY_LIMIT), guards.writeBudget, guards.signed, async (ctx) => {
     const record = toRecord(parseBody(ctx.request.body));
     okJson(ctx, await store.save(record));
   });

@@ -1,16 +1,39 @@
 import type Router from '@koa/router';
+import type { Middleware } from 'koa';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { jsonBody } from '../http/body.js';
 import { ok, type RelayState } from '../http/context.js';
+import { consumeOrReject } from '../http/rate-limit.js';
 import { validator } from '../http/validate.js';
 import { tokenBody } from '../schemas/token.js';
+import { TOKEN_SIDES } from '../store/keys.js';
 import type { TokenStore } from '../store/token-store.js';
 import type { TokenRegistration } from '../types.js';
 
 const parseBody = validator<TokenRegistration>('body', tokenBody);
 
-/** Registers push tokens; the answer holds counts only: tokens are never echoed or readable via the API. */
-export function tokenRoutes(router: Router<RelayState>, store: TokenStore): void {
-  router.post('/v1/token', jsonBody(), async (ctx) => {
-    ok(ctx, await store.save(parseBody(ctx.request.body)));
+/**
+ * Registers push tokens; the answer holds counts only: tokens are never echoed or readable via the API. Bodies
+ * count against the client's write budget, and `registrations` bounds each pair side's registrations, so nobody
+ * fills Redis with tokens kept 180 days or pushes a pair's devices out of its token list in one burst.
+ */
+export function tokenRoutes(
+  router: Router<RelayState>,
+  store: TokenStore,
+  guards: { writeBudget: Middleware<RelayState>; signed: Middleware<RelayState> },
+  registrations: RateLimiterAbstract,
+): void {
+  router.post('/v1/token', jsonBody(), guards.writeBudget, guards.signed, async (ctx) => {
+    const body = parseBody(ctx.request.body);
+    for (const side of TOKEN_SIDES) {
+      if (body[`${side}Token`] !== undefined) {
+        await consumeOrReject(
+          registrations,
+          `${side}:${body.wkIdentity}`,
+          `${side} token registrations for this pair`,
+        );
+      }
+    }
+    ok(ctx, await store.save(body));
   });
 }

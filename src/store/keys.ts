@@ -4,9 +4,10 @@ export type TokenSide = 'key' | 'wallet';
 export const TOKEN_SIDES: readonly TokenSide[] = ['key', 'wallet'];
 
 /**
- * The relay's key layout (docs/operations.md#key-layout-and-redis-cli-recipes), in one place so operators and code agree. It is the same on every
- * topology. Keys that one script touches share a hash tag (`{…}`), so on a Redis Cluster they live in one slot:
- * a pair's two token sets are tagged with its identity. Every other operation touches one key.
+ * The relay's key layout (docs/operations.md#key-layout-and-redis-cli-recipes), in one place so operators and
+ * code agree. It is the same on every topology. Keys that one script touches share a hash tag (`{…}`), so on a
+ * Redis Cluster they live in one slot: a pair's two token sets are tagged with its identity, and so are its
+ * nonces, pins and push counters (one pair's keys on one node). Every other operation touches one key.
  */
 export interface Keys {
   sync(walletIdentity: string): string;
@@ -20,6 +21,12 @@ export interface Keys {
   tokenInfo(network: string, address: string): string;
   /** Marks a support job id as counted against a submission budget (one day, the job's dedupe window). */
   supportCounted(jobId: string): string;
+  /** A spent nonce of an identity-signed request, kept until its message can no longer be accepted. */
+  authNonce(wkIdentity: string, nonce: string): string;
+  /** A side of the pair that signs its writes: its unsigned writes are refused while this exists. */
+  authPin(wkIdentity: string, side: TokenSide): string;
+  /** Pushes sent to one side of the pair in the current minute. */
+  pushCount(wkIdentity: string, side: TokenSide): string;
 }
 
 const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
@@ -34,5 +41,8 @@ export function keysFor(prefix: string): Keys {
     fees: `${prefix}fees`,
     tokenInfo: (network, address) => `${prefix}tokeninfo:${network}:${address}`,
     supportCounted: (jobId) => `${prefix}support:counted:${jobId}`,
+    authNonce: (id, nonce) => `${prefix}authnonce:{${id}}:${nonce}`,
+    authPin: (id, side) => `${prefix}authpin:{${id}}:${side}`,
+    pushCount: (id, side) => `${prefix}pushrate:{${id}}:${side}`,
   };
 }

@@ -1,0 +1,131 @@
+/**
+ * POST /v1/action signed vs unsigned vs a stranger's junk signature, on one relay (AUTH_MODE optional, its
+ * default): the relay's CPU per request and throughput. Each signed request needs a fresh nonce, so the bodies
+ * are signed beforehand (as the apps sign: BIP-137, RFC 6979) and each round sends exactly that many requests.
+ */
+import type { Child } from './children.js';
+import { round } from './children.js';
+import { drive, median, type Summary } from './load.js';
+import { dataOf, OTHER_PAIR, PAIR, publicKeyOf, signed, STRANGER_PRIVATE } from '../test/helpers/signing.js';
+
+// The same 10 KB `tx` as the other POST phases, for a pair whose script the signing helper knows.
+const TX = {
+  chain: 'btc',
+  wkIdentity: PAIR.wkIdentity,
+  action: 'tx',
+  payload: '0a'.repeat(5 * 1024),
+  path: '0-0',
+};
+const JSON_HEADERS = { 'content-type': 'application/json' };
+
+/** What a stranger can send for a public identity: a random signature and a script it made up. */
+function junkBody(): string {
+  return JSON.stringify({
+    ...TX,
+    signature: Buffer.concat([Buffer.of(31), Buffer.alloc(64, 7)]).toString('base64'),
+    message: JSON.stringify({
+      timestamp: Date.now(),
+      action: 'action',
+      identity: PAIR.wkIdentity,
+      nonce: 'cd'.repeat(32),
+      data: dataOf(TX),
+    }),
+    publicKey: publicKeyOf(STRANGER_PRIVATE),
+    witnessScript: OTHER_PAIR.witnessScript,
+  });
+}
+
+export interface SignedRound {
+  round: number;
+  unsigned: Summary;
+  signed: Summary;
+  junk: Summary;
+  signedCpuRatio: number;
+  signedRpsRatio: number;
+  junkCpuRatio: number;
+}
+
+export interface SignedPhaseOptions {
+  rounds: number;
+  connections: number;
+  /** Requests per run (each signed one carries its own nonce). */
+  requests: number;
+  out: (line?: string) => void;
+  header: string;
+  fmt: (s: Summary) => string;
+}
+
+function run(relay: Child, connections: number, bodies: string[]) {
+  let next = 0;
+  return drive(relay.process.pid!, {
+    url: `${relay.url}/v1/action`,
+    connections,
+    amount: bodies.length,
+    requests: [
+      {
+        method: 'POST',
+        headers: JSON_HEADERS,
+        setupRequest: (request) => ({ ...request, body: bodies[next++ % bodies.length] }),
+      },
+    ],
+  });
+}
+
+export async function signedPhase(relay: Child, options: SignedPhaseOptions) {
+  const { rounds, connections, requests, out, fmt } = options;
+  out(`POST /v1/action unsigned, signed, junk-signed: ${rounds} interleaved rounds of ${requests} requests`);
+  const unsignedBodies = [JSON.stringify(TX)];
+  const junk = Array.from({ length: requests }, junkBody);
+  const signBodies = () =>
+    Array.from({ length: requests }, () => JSON.stringify(signed(TX, { purpose: 'action' })));
+  // Warm-up: every path once at volume.
+  await run(
+    relay,
+    connections,
+    Array.from({ length: requests }, () => unsignedBodies[0]!),
+  );
+  await run(relay, connections, signBodies());
+  out(options.header + ['cpu ratio', 'rps ratio'].map((h) => h.padStart(10)).join(''));
+  const results: SignedRound[] = [];
+  for (let i = 1; i <= rounds; i++) {
+    const pool = signBodies();
+    const runs: Record<string, Summary> = {};
+    // Alternating the order cancels drift on a busy machine.
+    const order = i % 2 ? ['unsigned', 'signed', 'junk'] : ['junk', 'signed', 'unsigned'];
+    for (const kind of order) {
+      const bodies =
+        kind === 'signed'
+          ? pool
+          : kind === 'junk'
+            ? junk
+            : Array.from({ length: requests }, () => unsignedBodies[0]!);
+      runs[kind] = (await run(relay, connections, bodies)).summary;
+    }
+    const row: SignedRound = {
+      round: i,
+      unsigned: runs.unsigned!,
+      signed: runs.signed!,
+      junk: runs.junk!,
+      signedCpuRatio: round(runs.signed!.cpuUsPerRequest / runs.unsigned!.cpuUsPerRequest, 2),
+      signedRpsRatio: round(runs.signed!.rps / runs.unsigned!.rps, 2),
+      junkCpuRatio: round(runs.junk!.cpuUsPerRequest / runs.unsigned!.cpuUsPerRequest, 2),
+    };
+    results.push(row);
+    out(`${`round ${i} unsigned`.padEnd(22)} ${fmt(row.unsigned)}`);
+    out(
+      `${`round ${i} signed`.padEnd(22)} ${fmt(row.signed)}${[row.signedCpuRatio, row.signedRpsRatio].map((v) => String(v).padStart(10)).join('')}`,
+    );
+    out(`${`round ${i} junk (401)`.padEnd(22)} ${fmt(row.junk)}${String(row.junkCpuRatio).padStart(10)}`);
+  }
+  return {
+    rounds: results,
+    signedCpuRatio: median(results.map((r) => r.signedCpuRatio)),
+    signedRpsRatio: median(results.map((r) => r.signedRpsRatio)),
+    junkCpuRatio: median(results.map((r) => r.junkCpuRatio)),
+    cpuUs: {
+      unsigned: median(results.map((r) => r.unsigned.cpuUsPerRequest)),
+      signed: median(results.map((r) => r.signed.cpuUsPerRequest)),
+      junk: median(results.map((r) => r.junk.cpuUsPerRequest)),
+    },
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * CPU per identity verification, in this process: the relay's checks end to end (node:crypto for the curve, the
+ * relay's choice), the curve step alone with @noble/curves and with node:crypto (OpenSSL), and the junk a
+ * stranger can send for a public identity. Reported by `npm run bench -- --phases verify`; see
+ * docs/benchmarks.md.
+ */
+import { createPublicKey, createHash, verify as nodeVerify, type KeyObject } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { framedMessage, signedMessageDigest, verifyMessage } from '../src/auth/bitcoin.js';
+import { verifyCredential } from '../src/auth/verify.js';
+import { dataOf, PAIR, publicKeyOf, signed, STRANGER_PRIVATE, OTHER_PAIR } from '../test/helpers/signing.js';
+
+/** SubjectPublicKeyInfo of a compressed secp256k1 key: the fixed DER header, then the 33 bytes. */
+const SPKI_SECP256K1 = Buffer.from('3036301006072a8648ce3d020106052b8104000a032200', 'hex');
+
+function nodeKey(publicKeyHex: string): KeyObject {
+  return createPublicKey({
+    key: Buffer.concat([SPKI_SECP256K1, Buffer.from(publicKeyHex, 'hex')]),
+    format: 'der',
+    type: 'spki',
+  });
+}
+
+/** Median µs per call over `batches` batches of `perBatch` calls. */
+function timeIt(fn: () => unknown, perBatch: number, batches = 7): number {
+  for (let i = 0; i < perBatch; i++) fn();
+  const times: number[] = [];
+  for (let b = 0; b < batches; b++) {
+    const start = performance.now();
+    for (let i = 0; i < perBatch; i++) fn();
+    times.push(((performance.now() - start) * 1000) / perBatch);
+  }
+  times.sort((x, y) => x - y);
+  return Math.round(times[Math.floor(times.length / 2)]! * 10) / 10;
+}
+
+export interface VerifyFigures {
+  /** verifyCredential on a signed 10 KB tx: every check, node:crypto for the curve. */
+  relayChecks: number;
+  /** The curve step alone, with @noble/curves 2 (JavaScript). */
+  curveNoble: number;
+  /** The relay's curve step (framing, hash, verify) for a signer whose key it imported before. */
+  curveRelay: number;
+  /** node:crypto: the key imported per request (it differs per pair), then crypto.verify. */
+  curveNodeImportAndVerify: number;
+  /** node:crypto with the KeyObject already made (a lower bound: a relay cannot cache every pair's key). */
+  curveNodeVerifyOnly: number;
+  /** A stranger's junk for a public identity (random signature, invented script): refused at check 7. */
+  junk: number;
+}
+
+export function verifyFigures(): VerifyFigures {
+  const now = Date.now();
+  const tx = {
+    chain: 'btc',
+    wkIdentity: PAIR.wkIdentity,
+    action: 'tx',
+    payload: '0a'.repeat(5 * 1024),
+    path: '0-0',
+  };
+  const body = signed(tx, { purpose: 'action', timestamp: now });
+  const request = { purpose: 'action' as const, location: 'body' as const, body };
+  if (!verifyCredential(request, now, 600_000).ok) throw new Error('the benchmark body does not verify');
+
+  const signature = Buffer.from(body.signature, 'base64');
+  const digest = signedMessageDigest(Buffer.from(body.message));
+  // node:crypto hashes what it verifies: given SHA-256 of the framed message, it verifies the double hash.
+  const singleSha = createHash('sha256')
+    .update(framedMessage(Buffer.from(body.message)))
+    .digest();
+  const rs = signature.subarray(1);
+  const key = nodeKey(body.publicKey);
+  const nodeOk = () => nodeVerify('sha256', singleSha, { key, dsaEncoding: 'ieee-p1363' }, rs);
+  const publicKey = Buffer.from(body.publicKey, 'hex');
+  const message = Buffer.from(body.message);
+  const nobleOk = () => secp256k1.verify(rs, digest, publicKey, { prehash: false, lowS: false });
+  if (!nodeOk() || !nobleOk() || !verifyMessage(message, rs, publicKey)) {
+    throw new Error('the curve step does not verify');
+  }
+  const junk = {
+    ...tx,
+    signature: Buffer.concat([Buffer.of(31), Buffer.alloc(64, 7)]).toString('base64'),
+    message: JSON.stringify({
+      timestamp: now,
+      action: 'action',
+      identity: PAIR.wkIdentity,
+      nonce: 'cd'.repeat(32),
+      data: dataOf(tx),
+    }),
+    publicKey: publicKeyOf(STRANGER_PRIVATE),
+    witnessScript: OTHER_PAIR.witnessScript,
+  };
+  const junkRequest = { purpose: 'action' as const, location: 'body' as const, body: junk };
+  if (verifyCredential(junkRequest, now, 600_000).ok) throw new Error('junk verified');
+
+  return {
+    relayChecks: timeIt(() => verifyCredential(request, now, 600_000), 300),
+    curveNoble: timeIt(nobleOk, 300),
+    curveRelay: timeIt(() => verifyMessage(message, rs, publicKey), 300),
+    curveNodeImportAndVerify: timeIt(
+      () => nodeVerify('sha256', singleSha, { key: nodeKey(body.publicKey), dsaEncoding: 'ieee-p1363' }, rs),
+      300,
+    ),
+    curveNodeVerifyOnly: timeIt(nodeOk, 300),
+    junk: timeIt(() => verifyCredential(junkRequest, now, 600_000), 3000),
+  };
+}

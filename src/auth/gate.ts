@@ -1,0 +1,177 @@
+import { actionTypeRule, type Side } from '../action-types.js';
+import type { AuthConfig, AuthRoute } from '../config.js';
+import { AppError } from '../http/errors.js';
+import type { Logger } from '../log.js';
+import { recordAuth } from '../metrics.js';
+import { isRedisUnavailable } from '../redis/clients.js';
+import { IDENTIFIER_PATTERN } from '../schemas/common.js';
+import type { AuthStore } from '../store/auth-store.js';
+import { SIGNING_FIELDS, verifyCredential, withoutCredential, type Location } from './verify.js';
+
+const IDENTIFIER = new RegExp(IDENTIFIER_PATTERN);
+const OTHER_SIDE: Record<Side, Side> = { key: 'wallet', wallet: 'key' };
+
+/** What is being admitted: the route (its purpose word), where its fields are, and for a join its path's side. */
+export interface Admission {
+  route: AuthRoute;
+  location: Location;
+  body: Readonly<Record<string, unknown>>;
+  /** The socket path of a join. */
+  side?: Side;
+  log: Logger;
+}
+
+/**
+ * Modes, pins and nonces around the pure checks of verify.ts, the same for HTTP writes and socket joins.
+ * A request refused at any step spends nothing: the nonce is spent last, once every check passed.
+ */
+/** An admitted request: the body later layers see, and how to unspend its nonce if the relay then fails it. */
+export interface Admitted {
+  body: Record<string, unknown>;
+  /** Call when the request ends in a 5xx: its honest retry then works once. A no-op for unsigned requests. */
+  release(): Promise<void>;
+}
+
+const NOTHING_SPENT = async () => {};
+
+export class AuthGate {
+  constructor(
+    private readonly settings: AuthConfig,
+    private readonly store: AuthStore,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * Admits the request or throws a 401 AppError (503 when Redis cannot say). The body later layers see has no
+   * credential; an unsigned body keeps `witnessScript` (a sync record's own field).
+   */
+  async admit(request: Admission): Promise<Admitted> {
+    const { route, log } = request;
+    try {
+      const { label, ...admitted } = await this.decide(request);
+      recordAuth(route, label);
+      return admitted;
+    } catch (err) {
+      if (err instanceof AuthRefusal) {
+        recordAuth(route, `refused_${err.reason}`);
+        log.info('auth refused', { route, reason: err.reason });
+      } else if (isRedisUnavailable(err)) {
+        recordAuth(route, 'unavailable');
+      }
+      throw err;
+    }
+  }
+
+  private async decide(request: Admission): Promise<Admitted & { label: string }> {
+    const { route, location, body } = request;
+    const mode = this.settings.modes[route];
+    const present = SIGNING_FIELDS.filter((field) => Object.hasOwn(body, field));
+    const signed = present.length === SIGNING_FIELDS.length;
+    const rest = signed ? withoutCredential(body) : withoutSigningFields(body);
+    if (mode === 'off') return { label: 'unchecked', body: rest, release: NOTHING_SPENT };
+    if (present.length > 0 && !signed) {
+      const missing = SIGNING_FIELDS.find((field) => !present.includes(field))!;
+      throw new AuthRefusal('AUTH_INVALID', 'partial', {
+        field: `/${location}/${missing}`,
+        message: 'is required with the other credential fields',
+      });
+    }
+    if (!signed) {
+      await this.admitUnsigned(request, mode === 'required');
+      return { label: 'unsigned', body: rest, release: NOTHING_SPENT };
+    }
+
+    const nowMs = this.now();
+    const windowMs = this.settings.windowSeconds * 1000;
+    const verdict = verifyCredential({ purpose: route, location, body }, nowMs, windowMs);
+    if (!verdict.ok) {
+      throw new AuthRefusal(verdict.code, verdict.reason, { field: verdict.field, message: verdict.message });
+    }
+    // Past the window (with a second's margin for clocks) the message is refused as expired, so the nonce may go.
+    const spent = await this.store.spendNonce(
+      verdict.wkIdentity,
+      verdict.nonce,
+      verdict.timestamp + windowMs + 1000,
+    );
+    if (!spent) {
+      throw new AuthRefusal('AUTH_REPLAYED', 'replayed', {
+        field: `/${location}/message/nonce`,
+        message: 'this nonce was already used',
+      });
+    }
+    const release = () => this.store.releaseNonce(verdict.wkIdentity, verdict.nonce);
+    if (this.settings.pinDays > 0) {
+      await this.store
+        .pin(verdict.wkIdentity, senderSides(request), this.settings.pinDays)
+        .catch(async (err) => {
+          await release();
+          throw err;
+        });
+    }
+    return { label: 'verified', body: rest, release };
+  }
+
+  private async admitUnsigned(request: Admission, required: boolean): Promise<void> {
+    const { route, body } = request;
+    // Sent unsigned on purpose by the apps (a recovery request), so neither a mode nor a pin refuses them.
+    if (route === 'action' && this.settings.unsignedActions.includes(body.action as string)) return;
+    if (required) throw new AuthRefusal('AUTH_REQUIRED', 'required');
+    if (this.settings.pinDays === 0 || (route === 'join' && !this.settings.pinJoins)) return;
+    const wkIdentity = body.wkIdentity;
+    // A body without a valid identity is refused by validation next; there is no pin to look up.
+    if (typeof wkIdentity !== 'string' || !IDENTIFIER.test(wkIdentity)) return;
+    const sides = senderSides(request);
+    if (sides.length > 0 && (await this.store.pinned(wkIdentity, sides)).length > 0) {
+      throw new AuthRefusal(
+        'AUTH_REQUIRED',
+        'pinned',
+        undefined,
+        'This side of the pair signs its requests; an unsigned one is refused.',
+      );
+    }
+  }
+}
+
+/** Which side of the pair sent this request, by what it writes (the side a pin belongs to). */
+function senderSides({ route, body, side }: Admission): Side[] {
+  switch (route) {
+    case 'action': {
+      // A request to the key comes from the wallet, a reply to the wallet from the key; other types: no side.
+      const rule = typeof body.action === 'string' ? actionTypeRule(body.action) : undefined;
+      return rule ? [OTHER_SIDE[rule.side]] : [];
+    }
+    case 'token':
+      return (['key', 'wallet'] as const).filter((tokenSide) => body[`${tokenSide}Token`] !== undefined);
+    case 'join':
+      return side ? [side] : [];
+    case 'sync':
+      return [];
+  }
+}
+
+function withoutSigningFields(body: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const rest = { ...body };
+  for (const field of SIGNING_FIELDS) delete rest[field];
+  return rest;
+}
+
+type AuthCode = 'AUTH_INVALID' | 'AUTH_EXPIRED' | 'AUTH_REPLAYED' | 'AUTH_REQUIRED';
+
+const MESSAGES: Record<AuthCode, string> = {
+  AUTH_INVALID: 'The request’s identity signature is invalid.',
+  AUTH_EXPIRED: 'The signed message is outside the accepted time window.',
+  AUTH_REPLAYED: 'This signed message was already used.',
+  AUTH_REQUIRED: 'This request must be signed by one of the pair’s keys.',
+};
+
+/** A 401 with the word metrics and logs carry (the failed check, or required, partial, pinned, replayed). */
+class AuthRefusal extends AppError {
+  constructor(
+    code: AuthCode,
+    readonly reason: string,
+    detail?: { field: string; message: string },
+    message = MESSAGES[code],
+  ) {
+    super(code, message, detail ? { details: [detail] } : {});
+  }
+}
