@@ -72,7 +72,7 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
   answerClientErrors(server, log);
   // Longer than common load balancers' idle timeout (60 s), so they close first and never reuse a dead socket.
   server.keepAliveTimeout = 65_000;
-  const url = await listen(server, config.port, config.host, 'PORT');
+  const url = await listen(server, config.port, config.host, 'PORT', config.httpBacklog);
   log.info('api listening', { host: config.host, port: Number(new URL(url).port) });
   // In the background: with Redis away at start-up, the REST API answers (503s) meanwhile.
   void realtime

@@ -21,6 +21,11 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** Longest time a client may take to send a whole request (slow uploads are cut off with 408). */
   requestTimeoutMs: number;
+  /**
+   * The API listener's accept queue (listen backlog): a reconnect storm queues here until accepted. The kernel
+   * caps it at net.core.somaxconn.
+   */
+  httpBacklog: number;
   /** Port of the Prometheus `/metrics` listener (on HOST, beside the API and the worker); 0 turns it off. */
   metricsPort: number;
   sync: { ttlSeconds: number; readGraceSeconds: number };
@@ -505,6 +510,7 @@ function read(env: EnvReader): Config {
     logSummarySeconds: env.int('LOG_SUMMARY_SECONDS', 300, 1, 86_400),
     shutdownTimeoutMs: env.int('SHUTDOWN_TIMEOUT_MS', 20_000, 0, 600_000),
     requestTimeoutMs: env.int('HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
+    httpBacklog: env.int('HTTP_BACKLOG', 4096, 1, 65_535),
     metricsPort: env.int('METRICS_PORT', 9464, 0, 65535),
     sync: {
       ttlSeconds: env.int('SYNC_TTL_SECONDS', 900, 1, 86_400),

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { get as httpGet } from 'node:http';
 import { expect } from 'chai';
@@ -522,6 +523,28 @@ describe('HTTP hardening', () => {
       expect(() => loadConfig(testEnv({ WRITE_BUDGET_BYTES: '1000' }))).to.throw(
         /^WRITE_BUDGET_BYTES must be/,
       );
+    });
+  });
+
+  describe('listen backlog (HTTP_BACKLOG)', () => {
+    it('defaults to 4096 and refuses a value outside 1–65535, naming the variable', () => {
+      expect(loadConfig(testEnv()).httpBacklog).to.equal(4096);
+      for (const bad of ['0', '70000', 'lots']) {
+        expect(() => loadConfig(testEnv({ HTTP_BACKLOG: bad }))).to.throw(/^HTTP_BACKLOG must be/);
+      }
+    });
+
+    it('is the accept queue the API listens with', async () => {
+      const queued = await startTestApi({ HTTP_BACKLOG: '1234' });
+      try {
+        const port = new URL(queued.url).port;
+        // For a listening socket `ss` shows the backlog as Send-Q.
+        const listing = spawnSync('ss', ['-ltnH', `sport = :${port}`], { encoding: 'utf8' }).stdout;
+        const [, , sendQ] = listing.trim().split(/\s+/);
+        expect(sendQ).to.equal('1234');
+      } finally {
+        await queued.stop();
+      }
     });
   });
 
