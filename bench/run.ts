@@ -4,15 +4,15 @@
  * POST, the cost of a routed type's event (2 KB) against storing only, and a long run for the relay's memory. Loopback only; raw results go to .bench/. See docs/benchmarks.md.
  *
  *   npm run bench -- [--duration 10] [--rounds 5] [--connections 64] [--warmup 3] [--long 60]
- *                    [--runner dist|tsx] [--phases get,post,push,routed,verify,signed,long,sockets] [--profile]
- *                    [--relay-node-args=--flag] [--socket-clients 5000] [--socket-rate 200] [--socket-seconds 20]
- *                    [--signed-requests 4000]
+ *                    [--runner dist|tsx] [--phase sync-get,action-post,push,routed,verify,signed,long,sockets,storm]
+ *                    [--profile] [--relay-node-args=--flag] [--socket-clients 5000] [--socket-rate 200]
+ *                    [--socket-seconds 20] [--signed-requests 4000] [--storm-clients 5000] [--backlog 4096]
  *
  * `verify` measures one identity verification in this process (the curve with node:crypto and @noble/curves);
  * `signed` compares POST /v1/action unsigned, signed and with a stranger's junk signature on the relay.
  *
- * The sockets phase is not in the default set (it starts two more pods and 5,000 clients):
- * `npm run bench -- --phases sockets`.
+ * The sockets and storm phases are not in the default set (they start more pods and thousands of clients):
+ * `npm run bench -- --phase storm`.
  *
  * `--topology sentinel,cluster` instead compares Redis topologies (test/helpers/topologies.ts, on loopback):
  * GET /v1/sync/{id} and POST /v1/action on each, as ratios to a standalone Redis measured in the same run, and
@@ -37,7 +37,7 @@ import {
 } from './children.js';
 import { drive, median, medianSummary, type Measured, type Summary } from './load.js';
 import { signedPhase } from './signed.js';
-import { socketsPhase } from './sockets.js';
+import { socketsPhase, stormPhase } from './sockets.js';
 import { verifyFigures } from './verify.js';
 import { startTopology, TOPOLOGIES, type TopologyName } from '../test/helpers/topologies.js';
 
@@ -49,13 +49,16 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '3' },
     long: { type: 'string', default: '60' },
     runner: { type: 'string', default: 'dist' },
-    phases: { type: 'string', default: 'get,post,push,routed,verify,signed,long' },
+    phase: { type: 'string', default: 'sync-get,action-post,push,routed,verify,signed,long' },
     'signed-requests': { type: 'string', default: '4000' },
     'relay-node-args': { type: 'string', default: '' },
     profile: { type: 'boolean', default: false },
     'socket-clients': { type: 'string', default: '5000' },
     'socket-rate': { type: 'string', default: '200' },
     'socket-seconds': { type: 'string', default: '20' },
+    'storm-clients': { type: 'string', default: '5000' },
+    // HTTP_BACKLOG of every relay pod (unset: the relay's default), to compare accept queues in the storm.
+    backlog: { type: 'string' },
     topology: { type: 'string' },
   },
 });
@@ -66,7 +69,11 @@ const warmup = Number(args.warmup);
 const longSeconds = Number(args.long);
 const runner = args.runner as Runner;
 if (runner !== 'dist' && runner !== 'tsx') throw new Error('--runner must be dist or tsx');
-const phases = new Set(args.phases.split(','));
+const PHASES = ['sync-get', 'action-post', 'push', 'verify', 'signed', 'long', 'sockets', 'storm'];
+const phases = new Set(args.phase.split(','));
+const unknownPhases = [...phases].filter((phase) => !PHASES.includes(phase));
+if (unknownPhases.length > 0)
+  throw new Error(`--phase takes ${PHASES.join(', ')} (got ${unknownPhases.join(', ')})`);
 // Extra node flags for the relay only, e.g. --relay-node-args=--max-semi-space-size=4 (V8 heap tuning).
 const relayNodeArgs = args['relay-node-args'].split(' ').filter(Boolean);
 
@@ -384,8 +391,12 @@ const RELAY_ENV = {
   RATE_LIMIT_POINTS: '1000000',
   // Likewise the byte budget of writes: every POST still pays its round trip, none is refused.
   WRITE_BUDGET_BYTES: String(1024 ** 4),
-  // Every benchmark client connects from 127.0.0.1.
+  // Every benchmark client connects from 127.0.0.1, and the POSTs go to one pair.
   SOCKETS_PER_IP: '1000000',
+  SOCKET_HANDSHAKES_PER_MINUTE: '1000000',
+  PUSH_PER_PAIR_PER_MINUTE: '1000000',
+  TOKEN_REGISTRATIONS_PER_HOUR: '1000000',
+  ...(args.backlog ? { HTTP_BACKLOG: args.backlog } : {}),
   // The routed phase's type: emitted to the key sockets (the notice with the record), never pushed.
   ACTION_TYPES_EXTRA: JSON.stringify([{ type: 'benchrouted', to: 'key', replay: true, push: null }]),
 };
@@ -426,11 +437,11 @@ async function main(): Promise<void> {
   const idle = await memoryOf(relay.process.pid!);
 
   const raw: Record<string, Measured['raw'][]> = {};
-  const get = phases.has('get') ? await getPhase(relay, bare, raw) : undefined;
+  const get = phases.has('sync-get') ? await getPhase(relay, bare, raw) : undefined;
   let post: { rounds: Summary[]; median: Summary } | undefined;
-  if (phases.has('post') && !withAction)
+  if (phases.has('action-post') && !withAction)
     out('POST /v1/action: not in this build of the relay (404), skipped');
-  if (phases.has('post') && withAction) {
+  if (phases.has('action-post') && withAction) {
     const postResults = await postRounds(relay, raw);
     post = { rounds: postResults, median: medianSummary(postResults) };
     out();
@@ -459,6 +470,17 @@ async function main(): Promise<void> {
       : undefined;
   if (signed) out();
   const long = phases.has('long') && longSeconds > 0 ? await longRun(relay, withAction, idle) : undefined;
+  // More relay pods (API role) on the benchmark's Redis, each with a metrics listener, for the socket phases.
+  const startPod = async (name: string, metricsPort: number) => {
+    const port = await freePort();
+    return spawnChild({
+      name,
+      nodeArgs: [...relayNodeArgs, ...entryArgs(runner, 'src/main.ts')],
+      env: { ...RELAY_ENV, PORT: String(port), REDIS_URL: redis.url, METRICS_PORT: String(metricsPort) },
+      port,
+      readyPath: '/readyz',
+    });
+  };
   const sockets = phases.has('sockets')
     ? await socketsPhase({
         out,
@@ -468,24 +490,12 @@ async function main(): Promise<void> {
         rounds,
         duration,
         connections,
-        startPod: async (name, metricsPort) => {
-          const port = await freePort();
-          return spawnChild({
-            name,
-            nodeArgs: [...relayNodeArgs, ...entryArgs(runner, 'src/main.ts')],
-            env: {
-              ...RELAY_ENV,
-              PORT: String(port),
-              REDIS_URL: redis.url,
-              METRICS_PORT: String(metricsPort),
-            },
-            port,
-            readyPath: '/readyz',
-          });
-        },
+        startPod,
       })
     : undefined;
-
+  const storm = phases.has('storm')
+    ? await stormPhase({ out, clients: Number(args['storm-clients']), rounds, startPod })
+    : undefined;
   out();
   out('medians');
   out(HEADER);
@@ -511,6 +521,11 @@ async function main(): Promise<void> {
     out(`POST /v1/action CPU per request signed/unsigned: median ${signed.signedCpuRatio}`);
     out(`POST /v1/action throughput signed/unsigned: median ${signed.signedRpsRatio}`);
     out(`POST /v1/action CPU per request junk signature/unsigned: median ${signed.junkCpuRatio}`);
+  }
+  if (storm) {
+    out(
+      `storm of ${storm.clients} clients: median ${storm.ms99} ms to 99 % joined, ${storm.joinsPerSecond} joins/s`,
+    );
   }
   if (long) {
     out(
@@ -548,6 +563,7 @@ async function main(): Promise<void> {
         signed,
         long,
         sockets,
+        storm,
         raw,
       },
       null,

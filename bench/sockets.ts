@@ -1,8 +1,11 @@
 /**
- * The sockets phase of `npm run bench` (docs/api.md#real-time-events): RSS per joined WebSocket client on one pod, the latency
- * from POST /v1/action to the event's receipt across two pods at a steady rate, and POST /v1/action throughput
- * with the emit against an action type the relay stores without emitting.
+ * The socket.io phases of `npm run bench` (docs/api.md#real-time-events). `sockets`: RSS per joined WebSocket
+ * client on one pod, the latency from POST /v1/action to the event's receipt across two pods at a steady rate,
+ * and POST /v1/action throughput with the emit against an action type the relay stores without emitting.
+ * `storm`: thousands of clients connecting and joining one pod at once (a pod's share of a reconnect storm),
+ * joins/s and time to 99 %.
  */
+import { readFile } from 'node:fs/promises';
 import { io, type Socket } from 'socket.io-client';
 import { freePort } from '../src/redis/server.js';
 import { memoryOf, round, type Child } from './children.js';
@@ -37,14 +40,16 @@ function connect(pod: Child, side: 'key' | 'wallet', wkIdentity: string, transpo
   return socket;
 }
 
-/** `relay_socket_joins_total{outcome="joined"}` of one pod, from its metrics listener. */
-async function joinsOf(metricsPort: number): Promise<number> {
+/** Sum of one metric's series (whose labels match `labels`) on one pod, from its metrics listener. */
+async function metricOf(metricsPort: number, name: string, labels = ''): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-  return [...text.matchAll(/^relay_socket_joins_total\{[^}]*outcome="joined"[^}]*\} (\d+)/gm)].reduce(
-    (sum, m) => sum + Number(m[1]),
-    0,
-  );
+  const series = new RegExp(`^${name}\\{[^}]*${labels}[^}]*\\} (\\d+)`, 'gm');
+  return [...text.matchAll(series)].reduce((sum, m) => sum + Number(m[1]), 0);
 }
+
+/** `relay_socket_joins_total{outcome="joined"}` of one pod. */
+const joinsOf = (metricsPort: number) =>
+  metricOf(metricsPort, 'relay_socket_joins_total', 'outcome="joined"');
 
 async function until(
   what: string,
@@ -218,5 +223,96 @@ export async function socketsPhase(options: SocketsOptions) {
     return { memory, latency: lat, cost };
   } finally {
     await Promise.all([a.stop(), b.stop()]);
+  }
+}
+
+/** The kernel's count of connections dropped because a listen queue was full (this machine, all sockets). */
+async function listenOverflows(): Promise<number> {
+  const lines = (await readFile('/proc/net/netstat', 'utf8')).split('\n');
+  const header = lines.findIndex((line) => line.startsWith('TcpExt:'));
+  const names = lines[header]!.split(' ');
+  const values = lines[header + 1]!.split(' ');
+  return Number(values[names.indexOf('ListenOverflows')]);
+}
+
+export interface StormOptions {
+  /** Starts one relay pod with a metrics listener on `metricsPort`. */
+  startPod(name: string, metricsPort: number): Promise<Child>;
+  out(line?: string): void;
+  clients: number;
+  rounds: number;
+}
+
+export interface StormRound {
+  round: number;
+  clients: number;
+  /** From the first connect call until 99 % (and all) of the clients had joined, ms. */
+  ms99: number;
+  msAll: number;
+  joinsPerSecond: number;
+  listenOverflows: number;
+}
+
+/**
+ * A pod's share of a reconnect storm: `clients` WebSocket clients connect and join at the same moment, each to
+ * its own pair. Time is measured from the first connect call to the pod's join counter (its metrics), so it
+ * includes the accept queue, the handshake, the join's rate-limit consume and the mailbox replay read. The
+ * benchmark's own process creates the clients: on a small machine it competes with the pod for the CPU.
+ */
+export async function stormPhase(options: StormOptions) {
+  const { out, clients, rounds } = options;
+  const metricsPort = await freePort();
+  const pod = await options.startPod('pod-storm', metricsPort);
+  const results: StormRound[] = [];
+  try {
+    out(`storm: ${clients} WebSocket clients connecting and joining one pod at once, ${rounds} rounds`);
+    for (let round = 1; round <= rounds; round++) {
+      const joinedBefore = await joinsOf(metricsPort);
+      const overflowsBefore = await listenOverflows();
+      const started = performance.now();
+      const sockets = Array.from({ length: clients }, (_, i) =>
+        connect(pod, 'key', `storm-${round}-${i}`, ['websocket']),
+      );
+      let ms99 = 0;
+      await until(
+        'the storm to join',
+        async () => {
+          const joined = (await joinsOf(metricsPort)) - joinedBefore;
+          if (!ms99 && joined >= Math.ceil(clients * 0.99)) ms99 = performance.now() - started;
+          return joined >= clients;
+        },
+        300_000,
+      );
+      const msAll = performance.now() - started;
+      const row: StormRound = {
+        round,
+        clients,
+        ms99: Math.round(ms99),
+        msAll: Math.round(msAll),
+        joinsPerSecond: Math.round((clients * 0.99 * 1000) / ms99),
+        listenOverflows: (await listenOverflows()) - overflowsBefore,
+      };
+      results.push(row);
+      out(
+        `round ${round}: 99 % joined in ${row.ms99} ms, all in ${row.msAll} ms: ${row.joinsPerSecond} joins/s ` +
+          `(goal ≥ 5,000/s on a quiet pod); listen-queue overflows ${row.listenOverflows}`,
+      );
+      for (const socket of sockets) socket.close();
+      await until(
+        'the storm sockets to close',
+        async () => (await metricOf(metricsPort, 'relay_sockets_connected')) === 0,
+      );
+    }
+    const result = {
+      clients,
+      rounds: results,
+      ms99: median(results.map((r) => r.ms99)),
+      joinsPerSecond: median(results.map((r) => r.joinsPerSecond)),
+    };
+    out(`storm: median ${result.ms99} ms to 99 % joined, ${result.joinsPerSecond} joins/s`);
+    out();
+    return result;
+  } finally {
+    await pod.stop();
   }
 }

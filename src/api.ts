@@ -3,6 +3,7 @@ import { addActionTypes } from './action-types.js';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { answerClientErrors } from './http/client-errors.js';
+import { FrontDoor, RelayResponse } from './http/front-door.js';
 import { listen } from './listen.js';
 import { errorFields, type Logger } from './log.js';
 import { Realtime } from './realtime/servers.js';
@@ -60,23 +61,24 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
   });
   app.on('error', (err: unknown) => log.error('koa error', errorFields(err)));
 
-  const server = createServer(
+  const server = createServer({
     // Node enforces requestTimeout only when it checks connections; check often enough to honour it.
-    {
-      requestTimeout: config.requestTimeoutMs,
-      connectionsCheckingInterval: Math.min(30_000, config.requestTimeoutMs / 2),
-    },
-    app.callback(),
-  );
+    requestTimeout: config.requestTimeoutMs,
+    connectionsCheckingInterval: Math.min(30_000, config.requestTimeoutMs / 2),
+    // The front door refuses those in the error envelope (Node's own refusal is a bare 400).
+    requireHostHeader: false,
+    ServerResponse: RelayResponse,
+  });
+  const front = new FrontDoor(server, app.callback());
   server.headersTimeout = Math.min(15_000, config.requestTimeoutMs);
   answerClientErrors(server, log);
   // Longer than common load balancers' idle timeout (60 s), so they close first and never reuse a dead socket.
   server.keepAliveTimeout = 65_000;
-  const url = await listen(server, config.port, config.host, 'PORT');
+  const url = await listen(server, config.port, config.host, 'PORT', config.httpBacklog);
   log.info('api listening', { host: config.host, port: Number(new URL(url).port) });
   // In the background: with Redis away at start-up, the REST API answers (503s) meanwhile.
   void realtime
-    .attachWhenReady(server)
+    .attachWhenReady(front)
     .catch((err: unknown) => log.error('sockets could not be served', errorFields(err)));
 
   return {

@@ -1,4 +1,5 @@
 import Koa from 'koa';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
 import type { AuthGate } from './auth/gate.js';
 import type { AuthRoute, Config } from './config.js';
 import { signedBody } from './http/auth.js';
@@ -8,12 +9,11 @@ import { connectionGuard } from './http/connection-guard.js';
 import { corsPolicy } from './http/cors.js';
 import { errorEnvelope } from './http/error-envelope.js';
 import { sharedLimiter } from './http/limiters.js';
-import { rateLimit, writeBudget } from './http/rate-limit.js';
+import { GlobalLimit, rateLimit, writeBudget } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
-import { createRouter, isV1, unmatched } from './http/routing.js';
+import { createRouter, foldsRateLimit, isV1, unmatched } from './http/routing.js';
 import type { Logger } from './log.js';
 import type { RedisClient } from './redis/clients.js';
-import { httpMetrics } from './metrics.js';
 import { partnerRegistry } from './partners.js';
 import { Upstream } from './providers/http.js';
 import { PushProducer, SupportProducer } from './queue/producer.js';
@@ -130,12 +130,13 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
     ),
   );
 
-  const globalLimiter = sharedLimiter(
-    deps.limiterRedis,
-    config.keyPrefix,
-    'api',
-    config.rateLimit.points,
-    config.rateLimit.windowSeconds,
+  const { points, windowSeconds } = config.rateLimit;
+  const inMemory = new RateLimiterMemory({ points, duration: windowSeconds });
+  const globalLimit = new GlobalLimit(
+    sharedLimiter(deps.limiterRedis, config.keyPrefix, 'api', points, windowSeconds, inMemory),
+    inMemory,
+    points,
+    windowSeconds,
   );
 
   app.use(async (ctx, next) => {
@@ -146,10 +147,9 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
   app.use(requestId(log));
   app.use(connectionGuard(config.connections));
   app.use(accessLog());
-  app.use(httpMetrics());
   app.use(errorEnvelope());
   app.use(corsPolicy(config.corsOrigins));
-  app.use(rateLimit(globalLimiter, config.rateLimit.points, isV1));
+  app.use(rateLimit(globalLimit, isV1, foldsRateLimit));
   app.use(unmatched(router));
   app.use(router.routes());
   return app;

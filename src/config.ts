@@ -25,6 +25,11 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** Longest time a client may take to send a whole request (slow uploads are cut off with 408). */
   requestTimeoutMs: number;
+  /**
+   * The API listener's accept queue (listen backlog): a reconnect storm queues here until accepted. The kernel
+   * caps it at net.core.somaxconn.
+   */
+  httpBacklog: number;
   /** Port of the Prometheus `/metrics` listener (on HOST, beside the API and the worker); 0 turns it off. */
   metricsPort: number;
   sync: { ttlSeconds: number; readGraceSeconds: number };
@@ -33,7 +38,7 @@ export interface Config {
   /** Bytes of request bodies one client IP may have stored (actions, sync) per window: bounds its Redis use. */
   writeBudget: { bytes: number; windowSeconds: number };
   /** Connections whose responses are not read: how long a written response may wait, and pipelining depth. */
-  connections: { drainTimeoutMs: number; maxInFlight: number };
+  connections: { drainTimeoutMs: number; maxInFlight: number; answersPerIp: number };
   corsOrigins: '*' | string[];
   services: Record<string, unknown>;
   support: SupportConfig;
@@ -42,6 +47,11 @@ export interface Config {
   sign: { perMinute: number; onramperSecret: string | undefined };
   /** Open socket.io connections per client IP on one pod (docs/api.md#socket-limits). */
   socketsPerIp: number;
+  /**
+   * New socket.io sessions per client IP and minute, shared by every pod through Redis; and how long a session
+   * may take to connect to a namespace (until then it holds one of the address's SOCKETS_PER_IP).
+   */
+  socketHandshakes: { perMinute: number; connectTimeoutMs: number };
   auth: AuthConfig;
   /** Pair rooms one socket may be in at once; a join past it disconnects the socket. */
   socketRoomsMax: number;
@@ -535,6 +545,7 @@ function read(env: EnvReader): Config {
     logSummarySeconds: env.int('LOG_SUMMARY_SECONDS', 300, 1, 86_400),
     shutdownTimeoutMs: env.int('SHUTDOWN_TIMEOUT_MS', 20_000, 0, 600_000),
     requestTimeoutMs: env.int('HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
+    httpBacklog: env.int('HTTP_BACKLOG', 4096, 1, 65_535),
     metricsPort: env.int('METRICS_PORT', 9464, 0, 65535),
     sync: {
       ttlSeconds: env.int('SYNC_TTL_SECONDS', 900, 1, 86_400),
@@ -554,6 +565,7 @@ function read(env: EnvReader): Config {
     connections: {
       drainTimeoutMs: env.int('HTTP_DRAIN_TIMEOUT_MS', 10_000, 100, 600_000),
       maxInFlight: env.int('HTTP_MAX_PIPELINED', 8, 1, 1000),
+      answersPerIp: env.int('HTTP_ANSWERS_PER_IP', 8, 1, 1_000_000),
     },
     corsOrigins:
       corsOrigins === '*'
@@ -614,6 +626,10 @@ function read(env: EnvReader): Config {
     },
     socketsPerIp: env.int('SOCKETS_PER_IP', 50, 1, 1_000_000),
     actionTypesExtra: readActionTypesExtra(env),
+    socketHandshakes: {
+      perMinute: env.int('SOCKET_HANDSHAKES_PER_MINUTE', 120, 1, 1_000_000),
+      connectTimeoutMs: env.int('SOCKET_CONNECT_TIMEOUT_MS', 5000, 500, 45_000),
+    },
     auth: readAuth(env),
     socketRoomsMax: env.int('SOCKET_ROOMS_MAX', 4, 1, 10_000),
     pushPerPairPerMinute: env.int('PUSH_PER_PAIR_PER_MINUTE', 6, 1, 1_000_000),

@@ -1,10 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { JobType, Queue, Worker } from 'bullmq';
-import type { Middleware } from 'koa';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Config } from './config.js';
-import { routeTemplate } from './http/access-log.js';
-import type { RelayState } from './http/context.js';
 import { listen } from './listen.js';
 import { errorFields, type Logger } from './log.js';
 import type { RoleHandle } from './role.js';
@@ -28,6 +25,13 @@ const httpDuration = new Histogram({
   help: 'Time from request to response, by method, route template and status.',
   labelNames: ['method', 'route', 'status'] as const,
   buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [registry],
+});
+
+/** Requests waiting for one of their client address's HTTP_ANSWERS_PER_IP slots (src/http/answer-slots.ts). */
+export const answersWaiting = new Gauge({
+  name: 'relay_http_answers_waiting',
+  help: "Requests waiting for one of their client address's HTTP_ANSWERS_PER_IP slots.",
   registers: [registry],
 });
 
@@ -67,7 +71,7 @@ const socketsConnected = new Gauge({
 
 const socketsRefused = new Counter({
   name: 'relay_socket_connections_refused_total',
-  help: 'socket.io handshakes refused because the client IP holds SOCKETS_PER_IP sockets on this pod, by path.',
+  help: 'socket.io handshakes refused (the client IP holds SOCKETS_PER_IP sockets on this pod, or spent SOCKET_HANDSHAKES_PER_MINUTE), by path.',
   labelNames: ['path'] as const,
   registers: [registry],
 });
@@ -175,18 +179,27 @@ async function countJobs(queue: Queue): Promise<[string, Record<string, number>]
   }
 }
 
-/** Koa middleware: counts and times every request by route template (never the raw path, which holds ids). */
-export function httpMetrics(): Middleware<RelayState> {
-  return async (ctx, next) => {
-    const stopTimer = httpDuration.startTimer();
-    try {
-      await next();
-    } finally {
-      const labels = { method: ctx.method, route: routeTemplate(ctx), status: String(ctx.status) };
-      httpRequests.inc(labels);
-      stopTimer(labels);
-    }
-  };
+type RequestSeries = { count: () => void; duration: (seconds: number) => void };
+/**
+ * Per method, route template and status, the series' bound children, made once: labelling costs a validation
+ * and an object per request otherwise. Bounded: Node's parser accepts a fixed set of methods, routes are
+ * templates, statuses few.
+ */
+const requestSeries = new Map<string, RequestSeries>();
+
+/** Counts and times one answered request by route template (never the raw path, which holds ids). */
+export function recordHttpRequest(method: string, route: string, status: number, seconds: number): void {
+  const id = `${method} ${route} ${status}`;
+  let series = requestSeries.get(id);
+  if (!series) {
+    const labels = { method, route, status: String(status) };
+    const count = httpRequests.labels(labels);
+    const duration = httpDuration.labels(labels);
+    series = { count: () => count.inc(), duration: (value) => duration.observe(value) };
+    requestSeries.set(id, series);
+  }
+  series.count();
+  series.duration(seconds);
 }
 
 export function recordRateLimited(limiter: string): void {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { errorBody, get, post, startTestApi, type TestApi } from './helpers/api.js';
-import { redis } from './helpers/redis.js';
+import { commandsDuring, redis } from './helpers/redis.js';
 import { itRejectsBodies, type InvalidCase } from './helpers/rejects.js';
 
 const request = { chain: 'btc', wkIdentity: 'bc1qpair', action: 'tx', payload: '0200abff', path: '0-0' };
@@ -15,6 +15,22 @@ describe('POST /v1/action and GET /v1/action/{id}', () => {
     api = await startTestApi({ ACTION_TTL_SECONDS: '900' });
   });
   after(() => api.stop());
+
+  it('a GET is one Redis script that consumes the global rate limit and reads the mailbox', async () => {
+    const stored = (await post(api.url, '/v1/action', request)).body.data;
+    let res: Awaited<ReturnType<typeof get>> | undefined;
+    const commands = await commandsDuring(async () => {
+      res = await get(api.url, '/v1/action/bc1qpair');
+    });
+    expect(res!.body).to.deep.equal({ success: true, data: stored });
+    expect(res!.headers.get('ratelimit-remaining')).to.match(/^\d+$/);
+    const both = commands.filter(
+      (args) => args.includes('relay:rl:api:127.0.0.1') || args.includes('relay:action:bc1qpair'),
+    );
+    expect(both).to.have.length(1);
+    expect(both[0]![0]!.toLowerCase()).to.be.oneOf(['eval', 'evalsha']);
+    expect(both[0]).to.include.members(['relay:rl:api:127.0.0.1', 'relay:action:bc1qpair']);
+  });
 
   it('stores the action with a random id, createdAt/expiresAt and its TTL; GET returns the same record', async () => {
     const utxos = [

@@ -1,5 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { get as httpGet } from 'node:http';
 import { expect } from 'chai';
+import { registry } from '../src/metrics.js';
 import { loadConfig } from '../src/config.js';
 import {
   errorBody,
@@ -11,7 +14,14 @@ import {
   type Reply,
   type TestApi,
 } from './helpers/api.js';
-import { openSocket, parseReply, rawExchange, type RawReply } from './helpers/raw-http.js';
+import {
+  openSocket,
+  parseReplies,
+  parseReply,
+  rawExchange,
+  rawReplies,
+  type RawReply,
+} from './helpers/raw-http.js';
 import { redis } from './helpers/redis.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -25,11 +35,22 @@ function send(
   return request(api.url, path, { method: init.method ?? 'POST', headers: init.headers, body: init.body });
 }
 
-/** The envelope a response Node's parser produced must carry: its X-Request-Id header repeated in the body. */
-function expectRawEnvelope(reply: RawReply, status: number, code: string, message: string): void {
+/**
+ * The envelope a refusal outside Koa must carry: nosniff, its X-Request-Id header (the client's sane one, else a
+ * new one) repeated in the body.
+ */
+function expectRawEnvelope(
+  reply: RawReply,
+  status: number,
+  code: string,
+  message: string,
+  requestId: string | RegExp = /^[0-9a-f-]{36}$/,
+): void {
   expect(reply.status).to.equal(status);
   expect(reply.headers['content-type']).to.equal('application/json; charset=utf-8');
-  expect(reply.headers['x-request-id']).to.match(/^[0-9a-f-]{36}$/);
+  expect(reply.headers['x-content-type-options']).to.equal('nosniff');
+  if (typeof requestId === 'string') expect(reply.headers['x-request-id']).to.equal(requestId);
+  else expect(reply.headers['x-request-id']).to.match(requestId);
   expect(reply.body).to.deep.equal({
     success: false,
     error: { code, message, requestId: reply.headers['x-request-id'] },
@@ -293,13 +314,85 @@ describe('HTTP hardening', () => {
       expectRawEnvelope(reply, 431, 'HEADERS_TOO_LARGE', 'The request headers are too large.');
     });
 
-    it('an Expect other than 100-continue → 417', async () => {
+    it('an Expect other than 100-continue → 417, echoing the request id', async () => {
       const reply = await rawExchange(
         api.url,
-        'POST /v1/action HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
+        'POST /v1/action HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nX-Request-Id: expect-1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
       );
-      expectRawEnvelope(reply, 417, 'EXPECTATION_FAILED', 'Only "Expect: 100-continue" is supported.');
+      expectRawEnvelope(
+        reply,
+        417,
+        'EXPECTATION_FAILED',
+        'Only "Expect: 100-continue" is supported.',
+        'expect-1',
+      );
       expect(await redis().keys('relay:action:*')).to.deep.equal([]);
+    });
+
+    it('an HTTP/1.1 request without Host → 400, nothing written', async () => {
+      for (const request of [
+        'GET /v1/services HTTP/1.1\r\n\r\n',
+        `POST /v1/action HTTP/1.1\r\nX-Request-Id: no-host\r\nContent-Type: application/json\r\nContent-Length: ${JSON.stringify(action).length}\r\n\r\n${JSON.stringify(action)}`,
+      ]) {
+        const reply = await rawExchange(api.url, request);
+        expectRawEnvelope(reply, 400, 'BAD_REQUEST', 'The request has no Host header.', /./);
+      }
+      expect(await redis().keys('relay:action:*')).to.deep.equal([]);
+    });
+
+    it('a Transfer-Encoding other than chunked → 400 (not a closed connection), nothing written', async () => {
+      const send = (encoding: string) =>
+        rawExchange(
+          api.url,
+          `POST /v1/action HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: ${encoding}\r\n\r\n${JSON.stringify(action)}`,
+        );
+      // Node's parser emits these requests, then fails on their bodies: the front door refuses them.
+      for (const encoding of ['xchunked', 'gzip', 'identity']) {
+        const reply = await send(encoding);
+        expectRawEnvelope(
+          reply,
+          400,
+          'BAD_REQUEST',
+          'The request has a Transfer-Encoding other than chunked.',
+        );
+      }
+      // This one the parser refuses before it is a request.
+      const late = await send('chunked, identity');
+      expectRawEnvelope(late, 400, 'BAD_REQUEST', 'The request line or headers are malformed.');
+      expect(await redis().keys('relay:action:*')).to.deep.equal([]);
+    });
+
+    describe('a valid request followed by garbage on the same connection: its answer first, then the 400', () => {
+      const services = 'GET /v1/services HTTP/1.1\r\nHost: x\r\n\r\n';
+      const write = (id: string) => {
+        const body = JSON.stringify({ ...action, wkIdentity: id });
+        return `POST /v1/action HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+      };
+      for (const [name, request, statuses] of [
+        ['a GET, then a bad request line', `${services}GARBAGE\r\n\r\n`, [200]],
+        ['a GET, then binary bytes', `${services}\u0000\u0001\u0002\r\n\r\n`, [200]],
+        ['a GET, then a bad header', `${services}GET / HTTP/1.1\r\nBad Header: y\r\n\r\n`, [200]],
+        ['two pipelined GETs, then garbage', `${services}${services}GARBAGE\r\n\r\n`, [200, 200]],
+        ['a POST, then garbage', `${write('garbage-after')}GARBAGE\r\n\r\n`, [200]],
+      ] as const) {
+        it(name, async () => {
+          const { replies, closed } = await rawReplies(api.url, request);
+          expect(replies.map((reply) => reply.status)).to.deep.equal([...statuses, 400]);
+          for (const reply of replies.slice(0, -1)) expect(reply.body.success).to.equal(true);
+          expectRawEnvelope(
+            replies.at(-1)!,
+            400,
+            'BAD_REQUEST',
+            'The request line or headers are malformed.',
+          );
+          expect(closed).to.equal(true);
+        });
+      }
+
+      it('the write before the garbage is stored', async () => {
+        await rawReplies(api.url, `${write('stored-before-garbage')}GARBAGE\r\n\r\n`);
+        expect(await redis().exists('relay:action:stored-before-garbage')).to.equal(1);
+      });
     });
 
     it('headers that never finish → 408', async () => {
@@ -311,6 +404,71 @@ describe('HTTP hardening', () => {
         await slow.stop();
       }
     });
+  });
+
+  describe('Upgrade offers on REST paths', () => {
+    const services = { success: true, data: { onramp: true, offramp: true, swap: true } };
+    const h2c =
+      'Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n';
+
+    it('an h2c offer (curl --http2) is ignored: the request is answered over HTTP/1.1, the connection kept', async () => {
+      const { replies, closed } = await rawReplies(
+        api.url,
+        `GET /v1/services HTTP/1.1\r\nHost: x\r\n${h2c}X-Request-Id: h2c-1\r\n\r\n`,
+        1,
+      );
+      expect(closed).to.equal(false);
+      expect(replies).to.have.length(1);
+      expect(replies[0]!.status).to.equal(200);
+      expect(replies[0]!.headers['x-request-id']).to.equal('h2c-1');
+      expect(replies[0]!.headers['x-content-type-options']).to.equal('nosniff');
+      expect(replies[0]!.body).to.deep.equal(services);
+    });
+
+    it('an h2c offer with a body: the write is stored, and a request pipelined after it answered too', async () => {
+      const body = JSON.stringify({ ...action, wkIdentity: 'h2c-pair' });
+      const { replies } = await rawReplies(
+        api.url,
+        `POST /v1/action HTTP/1.1\r\nHost: x\r\n${h2c}Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}` +
+          'GET /v1/action/h2c-pair HTTP/1.1\r\nHost: x\r\n\r\n',
+        2,
+      );
+      expect(replies.map((reply) => reply.status)).to.deep.equal([200, 200]);
+      expect(replies[1]!.body).to.deep.equal(replies[0]!.body);
+      expect(JSON.parse((await redis().get('relay:action:h2c-pair'))!)).to.deep.equal(replies[0]!.body.data);
+    });
+
+    it('a WebSocket upgrade to a REST path → 400 in the envelope', async () => {
+      const reply = await rawExchange(
+        api.url,
+        'GET /v1/action/x HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n' +
+          'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nX-Request-Id: ws-rest\r\n\r\n',
+      );
+      expectRawEnvelope(
+        reply,
+        400,
+        'BAD_REQUEST',
+        'This path does not accept WebSocket connections.',
+        'ws-rest',
+      );
+    });
+  });
+
+  it('every answer says nosniff: success, 404, 405, health, 429', async () => {
+    const limited = await startTestApi({ RATE_LIMIT_POINTS: '1' });
+    try {
+      const answers = [
+        await get(api.url, '/v1/services'),
+        await get(api.url, '/v1/nope'),
+        await send(api, '/v1/services', { method: 'DELETE' }),
+        await get(api.url, '/healthz'),
+        await get(limited.url, '/v1/services'),
+      ];
+      expect(answers.map((answer) => answer.status)).to.deep.equal([200, 404, 405, 200, 429]);
+      for (const answer of answers) expect(answer.headers.get('x-content-type-options')).to.equal('nosniff');
+    } finally {
+      await limited.stop();
+    }
   });
 
   describe('per-IP budget of bytes written', () => {
@@ -368,6 +526,28 @@ describe('HTTP hardening', () => {
     });
   });
 
+  describe('listen backlog (HTTP_BACKLOG)', () => {
+    it('defaults to 4096 and refuses a value outside 1–65535, naming the variable', () => {
+      expect(loadConfig(testEnv()).httpBacklog).to.equal(4096);
+      for (const bad of ['0', '70000', 'lots']) {
+        expect(() => loadConfig(testEnv({ HTTP_BACKLOG: bad }))).to.throw(/^HTTP_BACKLOG must be/);
+      }
+    });
+
+    it('is the accept queue the API listens with', async () => {
+      const queued = await startTestApi({ HTTP_BACKLOG: '1234' });
+      try {
+        const port = new URL(queued.url).port;
+        // For a listening socket `ss` shows the backlog as Send-Q.
+        const listing = spawnSync('ss', ['-ltnH', `sport = :${port}`], { encoding: 'utf8' }).stdout;
+        const [, , sendQ] = listing.trim().split(/\s+/);
+        expect(sendQ).to.equal('1234');
+      } finally {
+        await queued.stop();
+      }
+    });
+  });
+
   describe('clients that never read their responses', () => {
     const bigRecord = async (target: TestApi) => {
       const res = await post(target.url, '/v1/action', { ...action, payload: 'f'.repeat(1_000_000) });
@@ -407,6 +587,52 @@ describe('HTTP hardening', () => {
         expect(normal.status).to.equal(200);
       } finally {
         await capped.stop();
+      }
+    });
+
+    it('one address has at most HTTP_ANSWERS_PER_IP requests in progress over all its connections; the rest wait, other addresses do not', async () => {
+      const narrow = await startTestApi({ HTTP_ANSWERS_PER_IP: '1' });
+      const waiting = async () =>
+        (await registry.getSingleMetric('relay_http_answers_waiting')!.get()).values[0]!.value;
+      try {
+        // A write whose body is still arriving holds the address's only slot.
+        const body = JSON.stringify({ ...action, wkIdentity: 'slot-holder' });
+        const holder = await openSocket(narrow.url);
+        const holderReply = new Promise<Buffer>((resolve) => {
+          const chunks: Buffer[] = [];
+          holder.on('data', (chunk: Buffer) => {
+            chunks.push(chunk);
+            if (parseReplies(Buffer.concat(chunks)).length === 1) resolve(Buffer.concat(chunks));
+          });
+        });
+        // Taken once the request reached the app (after the front door's checks).
+        const received = new Promise((resolve) =>
+          narrow.handle.server.once('request', () => setTimeout(resolve, 0)),
+        );
+        holder.write(
+          `POST /v1/action HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+        );
+        await received;
+        // The same address on other connections: they wait for the slot.
+        const queued = [get(narrow.url, '/v1/services'), get(narrow.url, '/v1/services')];
+        await waitFor('two requests waiting', async () => (await waiting()) === 2);
+        // Another address is served at once.
+        const other = await new Promise<number>((resolve, reject) =>
+          httpGet(`${narrow.url}/v1/services`, { localAddress: '127.0.0.2' }, (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          }).once('error', reject),
+        );
+        expect(other).to.equal(200);
+        expect(await waiting()).to.equal(2);
+        // The slot holder finishes: every waiting request is served in turn.
+        holder.write(body.slice(10));
+        expect(parseReplies(await holderReply)[0]!.status).to.equal(200);
+        expect((await Promise.all(queued)).map((reply) => reply.status)).to.deep.equal([200, 200]);
+        expect(await waiting()).to.equal(0);
+        holder.destroy();
+      } finally {
+        await narrow.stop();
       }
     });
 

@@ -67,6 +67,16 @@ describe('HTTP layer', () => {
       expect(res.headers.get('access-control-expose-headers')).to.contain('RateLimit-Remaining');
     });
 
+    it('a request without Origin gets no CORS headers, only Vary: Origin', async () => {
+      const res = await get(api.url, '/v1/services');
+      expect(res.status).to.equal(200);
+      expect(res.headers.get('vary')).to.equal('Origin');
+      expect(res.headers.get('access-control-allow-origin')).to.equal(null);
+      expect(res.headers.get('access-control-expose-headers')).to.equal(null);
+      const browser = await get(api.url, '/v1/services', { Origin: 'chrome-extension://abc' });
+      expect(browser.headers.get('vary')).to.equal('Origin');
+    });
+
     it('answers preflights', async () => {
       const res = await request(api.url, '/v1/action', {
         method: 'OPTIONS',

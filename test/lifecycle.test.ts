@@ -204,6 +204,9 @@ describe('process lifecycle', () => {
         'SOCKET_ROOMS_MAX',
         'PUSH_PER_PAIR_PER_MINUTE',
         'TOKEN_REGISTRATIONS_PER_HOUR',
+        'SOCKET_HANDSHAKES_PER_MINUTE',
+        'SOCKET_CONNECT_TIMEOUT_MS',
+        'HTTP_ANSWERS_PER_IP',
       ]) {
         expect(known, name).to.include(name);
       }

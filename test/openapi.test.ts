@@ -56,6 +56,7 @@ describe('the OpenAPI document', () => {
     ).to.have.members(['AUTH_REQUIRED', 'AUTH_INVALID', 'AUTH_EXPIRED', 'AUTH_REPLAYED']);
     expect(action.responses['429'].headers).to.have.keys(
       'X-Request-Id',
+      'X-Content-Type-Options',
       'RateLimit-Limit',
       'RateLimit-Remaining',
       'RateLimit-Reset',
@@ -97,6 +98,7 @@ describe('the OpenAPI document', () => {
       status,
       headers: {
         'x-request-id': 'r',
+        'x-content-type-options': 'nosniff',
         'ratelimit-limit': '1',
         'ratelimit-remaining': '1',
         'ratelimit-reset': '1',
@@ -125,6 +127,9 @@ describe('the OpenAPI document', () => {
       expect(() => checker.check({ ...exchange('/v1/token', 200, counts), headers: {} })).to.throw(
         /header X-Request-Id is missing/,
       );
+      const sniffable = exchange('/v1/token', 200, counts);
+      delete (sniffable.headers as Record<string, string>)['x-content-type-options'];
+      expect(() => checker.check(sniffable)).to.throw(/header X-Content-Type-Options is missing/);
       const notFound = { success: false, error: { code: 'NOT_FOUND', message: 'x', requestId: 'r' } };
       expect(() => checker.check(exchange('/v1/token', 400, notFound))).to.throw(
         /must be equal to one of the allowed values/,

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { errorBody, get, post, startTestApi, type TestApi } from './helpers/api.js';
-import { redis } from './helpers/redis.js';
+import { commandsDuring, redis } from './helpers/redis.js';
 import { itRejectsBodies, type InvalidCase } from './helpers/rejects.js';
 
 const XPUB =
@@ -217,6 +217,78 @@ describe('POST /v1/sync and GET /v1/sync/{id}', () => {
       expect(res.body.data).to.deep.equal(record);
       expect(({} as Record<string, unknown>).polluted).to.equal(undefined);
       expect(JSON.parse((await redis().get('relay:sync:wallet-1'))!)).to.deep.equal(record);
+    });
+  });
+
+  describe('the global rate limit and the read in one Redis round trip', () => {
+    it('a GET is one script that consumes the limit and reads the record', async () => {
+      await post(api.url, '/v1/sync', record);
+      let res: Awaited<ReturnType<typeof get>> | undefined;
+      const commands = await commandsDuring(async () => {
+        res = await get(api.url, '/v1/sync/wallet-1');
+      });
+      expect(res!.status).to.equal(200);
+      expect(res!.body).to.deep.equal({ success: true, data: record });
+      expect(res!.headers.get('ratelimit-limit')).to.equal('100000');
+      const both = commands.filter(
+        (args) => args.includes('relay:rl:api:127.0.0.1') || args.includes('relay:sync:wallet-1'),
+      );
+      expect(both).to.have.length(1);
+      expect(both[0]).to.include.members(['relay:rl:api:127.0.0.1', 'relay:sync:wallet-1']);
+      expect(both[0]![0]!.toLowerCase()).to.be.oneOf(['eval', 'evalsha']);
+      expect(await redis().ttl('relay:sync:wallet-1')).to.be.within(115, 120);
+    });
+
+    describe('with the budget spent', () => {
+      let limited: TestApi;
+      before(async () => {
+        limited = await startTestApi({ RATE_LIMIT_POINTS: '2', SYNC_READ_GRACE_SECONDS: '120' });
+      });
+      after(() => limited.stop());
+      beforeEach(() => redis().del('relay:rl:api:127.0.0.1'));
+
+      it('a refused GET changes nothing: 429 with the headers, the record keeps its lifetime', async () => {
+        await post(limited.url, '/v1/sync', record);
+        const first = await get(limited.url, '/v1/sync/nobody');
+        expect(first.status).to.equal(404);
+        expect(first.headers.get('ratelimit-remaining')).to.equal('0');
+        const refused = await get(limited.url, '/v1/sync/wallet-1');
+        expect(refused.status).to.equal(429);
+        expect(refused.body).to.deep.equal(
+          errorBody(refused, 'RATE_LIMITED', 'Too many requests; slow down and retry later.'),
+        );
+        expect(refused.headers.get('ratelimit-limit')).to.equal('2');
+        expect(refused.headers.get('ratelimit-remaining')).to.equal('0');
+        expect(Number(refused.headers.get('retry-after'))).to.be.within(1, 30);
+        expect(Number(refused.headers.get('ratelimit-reset'))).to.be.within(1, 30);
+        expect(await redis().ttl('relay:sync:wallet-1')).to.be.within(890, 900);
+        expect(await redis().get('relay:rl:api:127.0.0.1')).to.equal('3');
+      });
+
+      it('SYNC_READ_GRACE_SECONDS=0: a refused GET does not delete the record', async () => {
+        const once = await startTestApi({ RATE_LIMIT_POINTS: '1', SYNC_READ_GRACE_SECONDS: '0' });
+        try {
+          await post(once.url, '/v1/sync', record);
+          expect((await get(once.url, '/v1/sync/wallet-1')).status).to.equal(429);
+          expect(await redis().exists('relay:sync:wallet-1')).to.equal(1);
+          await redis().del('relay:rl:api:127.0.0.1');
+          expect((await get(once.url, '/v1/sync/wallet-1')).body.data).to.deep.equal(record);
+          expect(await redis().exists('relay:sync:wallet-1')).to.equal(0);
+        } finally {
+          await once.stop();
+        }
+      });
+
+      it('a bad identity is still counted: 400 with the headers, then 429 once the budget is spent', async () => {
+        const bad = await get(limited.url, '/v1/sync/a.b');
+        expect(bad.status).to.equal(400);
+        expect(bad.headers.get('ratelimit-remaining')).to.equal('1');
+        await get(limited.url, '/v1/sync/a.b');
+        const refused = await get(limited.url, '/v1/sync/a.b');
+        expect(refused.status).to.equal(429);
+        expect(refused.body.error.code).to.equal('RATE_LIMITED');
+        expect(refused.headers.get('retry-after')).to.match(/^\d+$/);
+      });
     });
   });
 });

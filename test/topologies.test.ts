@@ -3,7 +3,8 @@ import { ConfigError, loadConfig } from '../src/config.js';
 import { WriteAck } from '../src/store/write-ack.js';
 import { MarketStore } from '../src/store/market-store.js';
 import { TokenStore } from '../src/store/token-store.js';
-import { errorBody, get, post, startTestApi, type TestApi } from './helpers/api.js';
+import { errorBody, get, post, startTestApi, testEnv, type TestApi } from './helpers/api.js';
+import { createRedis, waitReady } from '../src/redis/clients.js';
 import {
   TOPOLOGIES,
   keys,
@@ -186,6 +187,58 @@ for (const name of TOPOLOGIES) {
       await store.remove(b, 'key', ['moving']);
       expect(await topology.admin.exists(keys.tokenOwner('key', 'moving'))).to.equal(0);
       expect(await topology.admin.exists(keys.tokens(b, 'key'))).to.equal(0);
+    });
+
+    it('tokens: concurrent moves of one token, in any interleaving, leave it in exactly the set its owner names', async function () {
+      this.timeout(120_000);
+      // Two pods' worth of clients from the relay's own factory, so the steps of concurrent moves interleave freely.
+      const clients = [0, 1].map(() => createRedis(loadConfig(testEnv(env)).redis.topology, 'store'));
+      const stores = clients.map(
+        (client) => new TokenStore(client, keys, new WriteAck(client, { waitReplicas: 0, waitTimeoutMs: 0 })),
+      );
+      const register = (i: number, wkIdentity: string, token: string) =>
+        stores[i % 2]!.save({ wkIdentity, keyToken: token });
+      /** Where the token is: its owner entry, the sets holding it, the pairs delivery would reach. */
+      const placement = async (token: string, pairs: string[]) => ({
+        owner: await topology.admin.get(keys.tokenOwner('key', token)),
+        held: (
+          await Promise.all(pairs.map((pair) => topology.admin.zscore(keys.tokens(pair, 'key'), token)))
+        ).flatMap((score, i) => (score === null ? [] : [pairs[i]])),
+        delivered: (await Promise.all(pairs.map((pair) => stores[0]!.tokensFor(pair, 'key')))).flatMap(
+          (tokens, i) => (tokens.includes(token) ? [pairs[i]] : []),
+        ),
+      });
+      try {
+        await Promise.all(clients.map((client) => waitReady(client, 10_000)));
+        const misplaced: string[] = [];
+        const check = async (token: string, pairs: string[]) => {
+          const placed = await placement(token, pairs);
+          if (
+            placed.owner === null ||
+            placed.held.join() !== placed.owner ||
+            placed.delivered.join() !== placed.owner
+          )
+            misplaced.push(`${token}: ${JSON.stringify(placed)}`);
+        };
+        // Held by X, registered at once to Y and back to X: 200 trials, in both issue orders.
+        for (let trial = 0; trial < 200; trial++) {
+          const [x, y, token] = [`${name}-x${trial}`, `${name}-y${trial}`, `swap-${trial}`];
+          await register(0, x, token);
+          const moves = [() => register(trial, y, token), () => register(trial + 1, x, token)];
+          if (trial % 2 === 1) moves.reverse();
+          await Promise.all(moves.map((move) => move()));
+          await check(token, [x, y]);
+        }
+        // 40 parallel alternating registrations, 10 times over.
+        for (let round = 0; round < 10; round++) {
+          const [x, y, token] = [`${name}-ax${round}`, `${name}-ay${round}`, `alternating-${round}`];
+          await Promise.all(Array.from({ length: 40 }, (_, i) => register(i, i % 2 === 0 ? x : y, token)));
+          await check(token, [x, y]);
+        }
+        expect(misplaced).to.deep.equal([]);
+      } finally {
+        await Promise.all(clients.map((client) => client.quit()));
+      }
     });
 
     it('market data and the tokeninfo cache', async () => {

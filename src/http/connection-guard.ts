@@ -1,5 +1,7 @@
 import type { Socket } from 'node:net';
 import type { Middleware } from 'koa';
+import { AnswerSlots } from './answer-slots.js';
+import { ipBucket } from './client-ip.js';
 import type { RelayState } from './context.js';
 
 export interface ConnectionLimits {
@@ -7,6 +9,8 @@ export interface ConnectionLimits {
   drainTimeoutMs: number;
   /** Requests one connection may have waiting or in progress at once (HTTP/1.1 pipelining). */
   maxInFlight: number;
+  /** Requests of one client address in progress at once, on all its connections (see AnswerSlots). */
+  answersPerIp: number;
 }
 
 interface Connection {
@@ -34,10 +38,13 @@ function connectionOf(socket: Socket): Connection {
  * megabyte record. Here a connection's requests run one after another: each waits until the response before
  * it has left the process (HTTP/1.1 answers in order anyway), so a connection holds at most one unsent
  * response. More than `maxInFlight` waiting closes the connection; so does a response whose bytes the peer
- * does not take within `drainTimeoutMs`.
+ * does not take within `drainTimeoutMs`. The kernel takes several megabytes of each connection's answers
+ * before that timer can start, so across connections one address's answers in progress are capped too
+ * (`answersPerIp`, AnswerSlots).
  * Placed right after requestId: Koa enters it synchronously as Node emits each request.
  */
 export function connectionGuard(limits: ConnectionLimits): Middleware<RelayState> {
+  const slots = new AnswerSlots(limits.answersPerIp);
   return async (ctx, next) => {
     const { res } = ctx;
     const socket = ctx.req.socket;
@@ -61,10 +68,15 @@ export function connectionGuard(limits: ConnectionLimits): Middleware<RelayState
     });
     // The common case, one request at a time, does not wait at all.
     if (waits) await Promise.race([previous, connection.closed]);
-    if (socket.destroyed) {
+    const slot = socket.destroyed ? undefined : slots.acquire(ipBucket(ctx.ip));
+    const release = slot instanceof Promise ? await slot : slot;
+    if (!release || socket.destroyed) {
+      release?.();
       ctx.respond = false;
       return;
     }
+    // Held until the answer has left the process, or the connection closed ('close' follows both).
+    res.once('close', release);
     await next();
     const timer = setTimeout(() => {
       if (!socket.destroyed) ctx.state.log.info('connection closed: response not drained', { ip: ctx.ip });

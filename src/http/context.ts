@@ -1,11 +1,14 @@
 import type { ParameterizedContext } from 'koa';
 import type { Logger } from '../log.js';
+import type { RequestLimit } from './rate-limit.js';
 
 export interface RelayState {
   requestId: string;
   log: Logger;
   /** Size of the decoded request body, once jsonBody has read it (what the write budget charges). */
   bodyBytes?: number;
+  /** The global rate limit, when the route consumes it in its own Redis script (see http/rate-limit.ts). */
+  limit?: RequestLimit;
 }
 
 export type RelayContext = ParameterizedContext<RelayState>;

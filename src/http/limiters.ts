@@ -2,8 +2,9 @@ import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
 import type { RedisClient } from '../redis/clients.js';
 
 /**
- * A budget shared by every pod through Redis (keys `<prefix>rl:<name>:<key>`, the key mostly a client IP). While Redis is down each
- * pod falls back to the same budget in memory, so the relay stays protected without its store.
+ * A budget shared by every pod through Redis (keys `<prefix>rl:<name>:<key>`, the key mostly a client IP).
+ * While Redis is down each pod falls back to the same budget in memory (`insurance`), so the relay stays
+ * protected without its store.
  */
 export function sharedLimiter(
   redis: RedisClient,
@@ -11,6 +12,7 @@ export function sharedLimiter(
   name: string,
   points: number,
   durationSeconds: number,
+  insurance = new RateLimiterMemory({ points, duration: durationSeconds }),
 ): RateLimiterRedis {
   return new RateLimiterRedis({
     storeClient: redis,
@@ -18,6 +20,6 @@ export function sharedLimiter(
     points,
     duration: durationSeconds,
     rejectIfRedisNotReady: true,
-    insuranceLimiter: new RateLimiterMemory({ points, duration: durationSeconds }),
+    insuranceLimiter: insurance,
   });
 }

@@ -1,7 +1,14 @@
 import type { Middleware } from 'koa';
-import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { Cluster } from 'ioredis';
+import {
+  RateLimiterRes,
+  type RateLimiterAbstract,
+  type RateLimiterMemory,
+  type RateLimiterRedis,
+} from 'rate-limiter-flexible';
 import { recordRateLimited } from '../metrics.js';
-import type { RelayState } from './context.js';
+import { isRedisUnavailable, type RedisClient } from '../redis/clients.js';
+import type { RelayContext, RelayState } from './context.js';
 import { ipBucket } from './client-ip.js';
 import { AppError } from './errors.js';
 
@@ -10,37 +17,173 @@ function limiterName(limiter: RateLimiterAbstract): string {
   return limiter.keyPrefix.slice(limiter.keyPrefix.lastIndexOf(':') + 1);
 }
 
-function setHeaders(ctx: Parameters<Middleware>[0], points: number, res: RateLimiterRes): void {
-  ctx.set('RateLimit-Limit', String(points));
-  ctx.set('RateLimit-Remaining', String(Math.max(0, res.remainingPoints)));
-  ctx.set('RateLimit-Reset', String(Math.max(0, Math.ceil(res.msBeforeNext / 1000))));
+/**
+ * The global limit's consume in Lua, for scripts that do a request's own work only within the limit. It is
+ * rate-limiter-flexible's RateLimiterRedis script on the same key (KEYS[1], `<prefix>rl:api:<ip>`), so requests
+ * counted here and by the library draw on one budget. ARGV[1] is the budget, ARGV[2] the window in seconds.
+ * Over the budget the script stops before the request's work, which therefore changes nothing.
+ */
+const CONSUME_LUA = `
+redis.call('SET', KEYS[1], 0, 'EX', ARGV[2], 'NX')
+local consumed = redis.call('INCRBY', KEYS[1], 1)
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl == -1 then
+  redis.call('EXPIRE', KEYS[1], ARGV[2])
+  ttl = 1000 * ARGV[2]
+end
+if consumed > tonumber(ARGV[1]) then return {consumed, ttl} end
+`;
+
+/**
+ * A script that consumes the global limit and then runs `body`: the request's own keys start at KEYS[2], its
+ * arguments at ARGV[3], and `body` ends with `return {consumed, ttl, <its result>}`.
+ */
+export function limitedScript(body: string): string {
+  return CONSUME_LUA + body;
+}
+
+/** What a limitedScript answers: the limiter's count and time to reset, and the work's result unless refused. */
+export type LimitedReply<R> = [consumed: number, ttlMs: number, result?: R];
+
+/**
+ * The global per-IP limit on /v1 (RATE_LIMIT_POINTS per RATE_LIMIT_WINDOW_SECONDS), shared by every pod
+ * through Redis, with rate-limiter-flexible's in-memory insurance while Redis is away. Every answer carries the
+ * draft-06 RateLimit-* headers; a refusal is 429 with Retry-After. Koa's `ctx.ip` honours TRUST_PROXY_HOPS
+ * (app.proxy + app.maxIpsCount), so a client cannot choose its own key; `ipBucket` counts an IPv6 /64 as one.
+ */
+export class GlobalLimit {
+  constructor(
+    private readonly limiter: RateLimiterRedis,
+    /** The same limiter's insurance: what the folded path falls back on when its script cannot run. */
+    private readonly inMemory: RateLimiterMemory,
+    private readonly points: number,
+    private readonly windowSeconds: number,
+  ) {}
+
+  /** One point for the client, in its own round trip (the library's script, or memory while Redis is away). */
+  async consume(ctx: RelayContext): Promise<void> {
+    let res: RateLimiterRes;
+    try {
+      res = await this.limiter.consume(ipBucket(ctx.ip));
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      res = rejection;
+    }
+    this.settle(ctx, res.consumedPoints, res.msBeforeNext);
+  }
+
+  /**
+   * Runs `script` (a limitedScript) with the client's limiter key before `keys` and the limit before `args`:
+   * one round trip for the limit and the request's work. On a Cluster the limiter key and the record key hash
+   * to different slots and no script may touch both, so there the limit is consumed first and `alone` does the
+   * work afterwards (two round trips, as before). While Redis is away the in-memory insurance still decides
+   * between 429 and the store's error (503).
+   */
+  async around<R>(
+    ctx: RelayContext,
+    redis: RedisClient,
+    script: (keys: string[], args: (string | number)[]) => Promise<LimitedReply<R>>,
+    keys: string[],
+    args: (string | number)[],
+    alone: () => Promise<R>,
+  ): Promise<R> {
+    if (redis instanceof Cluster) {
+      await this.consume(ctx);
+      return alone();
+    }
+    let reply: LimitedReply<R>;
+    try {
+      reply = await script(
+        [this.limiter.getKey(ipBucket(ctx.ip)), ...keys],
+        [this.points, this.windowSeconds, ...args],
+      );
+    } catch (err) {
+      if (!isRedisUnavailable(err)) throw err;
+      await this.consumeInMemory(ctx);
+      throw err;
+    }
+    const [consumed, ttlMs, result] = reply;
+    this.settle(ctx, consumed, ttlMs);
+    return result ?? (null as R);
+  }
+
+  private async consumeInMemory(ctx: RelayContext): Promise<void> {
+    const res: RateLimiterRes = await this.inMemory.consume(ipBucket(ctx.ip)).catch((rejection: unknown) => {
+      if (rejection instanceof RateLimiterRes) return rejection;
+      throw rejection;
+    });
+    this.settle(ctx, res.consumedPoints, res.msBeforeNext);
+  }
+
+  private settle(ctx: RelayContext, consumed: number, msBeforeNext: number): void {
+    const resetSeconds = Math.max(0, Math.ceil(msBeforeNext / 1000));
+    ctx.set('RateLimit-Limit', String(this.points));
+    ctx.set('RateLimit-Remaining', String(Math.max(0, this.points - consumed)));
+    ctx.set('RateLimit-Reset', String(resetSeconds));
+    if (consumed <= this.points) return;
+    recordRateLimited('api');
+    throw new AppError('RATE_LIMITED', 'Too many requests; slow down and retry later.', {
+      headers: { 'Retry-After': String(Math.max(1, resetSeconds)) },
+    });
+  }
+}
+
+/** The global limit as a route gets it: consumed at most once, by the route's script or on its own. */
+export class RequestLimit {
+  private spent = false;
+
+  constructor(
+    private readonly global: GlobalLimit,
+    private readonly ctx: RelayContext,
+  ) {}
+
+  get settled(): boolean {
+    return this.spent;
+  }
+
+  consume(): Promise<void> {
+    this.spent = true;
+    return this.global.consume(this.ctx);
+  }
+
+  /** See GlobalLimit.around. */
+  around<R>(
+    redis: RedisClient,
+    script: (keys: string[], args: (string | number)[]) => Promise<LimitedReply<R>>,
+    keys: string[],
+    args: (string | number)[],
+    alone: () => Promise<R>,
+  ): Promise<R> {
+    this.spent = true;
+    return this.global.around(this.ctx, redis, script, keys, args, alone);
+  }
 }
 
 /**
- * Consumes one point of `limiter` for the client IP and sets the draft-06 RateLimit-* headers. Koa's `ctx.ip`
- * honours TRUST_PROXY_HOPS (app.proxy + app.maxIpsCount), so a client cannot choose its own key.
+ * Applies the global limit to the paths `applies` names. Requests `folds` names (the record reads) leave the
+ * consume to their route, which does it inside its own Redis script (`ctx.state.limit`); should such a request
+ * end without spending it (a bad parameter), it is consumed then, and a spent budget still answers 429.
  */
 export function rateLimit(
-  limiter: RateLimiterAbstract,
-  points: number,
+  limit: GlobalLimit,
   applies: (path: string) => boolean,
+  folds: (ctx: RelayContext) => boolean,
 ): Middleware<RelayState> {
   return async (ctx, next) => {
     if (!applies(ctx.path)) return next();
-    let res: RateLimiterRes;
-    try {
-      res = await limiter.consume(ipBucket(ctx.ip));
-    } catch (rejection) {
-      if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      recordRateLimited(limiterName(limiter));
-      setHeaders(ctx, points, rejection);
-      const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-      throw new AppError('RATE_LIMITED', 'Too many requests; slow down and retry later.', {
-        headers: { 'Retry-After': String(retryAfter) },
-      });
+    if (!folds(ctx)) {
+      await limit.consume(ctx);
+      return next();
     }
-    setHeaders(ctx, points, res);
-    await next();
+    const pending = new RequestLimit(limit, ctx);
+    ctx.state.limit = pending;
+    try {
+      await next();
+    } catch (err) {
+      if (!pending.settled) await pending.consume();
+      throw err;
+    }
+    if (!pending.settled) await pending.consume();
   };
 }
 

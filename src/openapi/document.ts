@@ -239,6 +239,10 @@ const HEADERS: Record<string, { description: string; schema: Schema }> = {
     description: 'Whole seconds to wait before retrying',
     schema: { type: 'string', pattern: '^[0-9]+$' },
   },
+  'X-Content-Type-Options': {
+    description: 'Always nosniff: browsers must not read an answer as anything but what it declares',
+    schema: { type: 'string', const: 'nosniff' },
+  },
 };
 
 const RATE_LIMIT_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
@@ -271,7 +275,10 @@ function headersOf(operation: Operation, status: number, codes: ErrorCode[] = []
   const v1 = operation.path.startsWith('/v1/');
   // Node's parser answers (400 BAD_REQUEST, 408, 417, 431) come before the rate limit; so may a 500.
   const limited = v1 && (status === 200 || codes.includes('RATE_LIMITED'));
-  const headers: Schema = { 'X-Request-Id': headerRef('X-Request-Id', true) };
+  const headers: Schema = {
+    'X-Request-Id': headerRef('X-Request-Id', true),
+    'X-Content-Type-Options': headerRef('X-Content-Type-Options', true),
+  };
   if (v1) for (const name of RATE_LIMIT_HEADERS) headers[name] = headerRef(name, limited);
   if (codes.includes('RATE_LIMITED')) headers['Retry-After'] = headerRef('Retry-After', true);
   else if (codes.includes('UNAVAILABLE')) headers['Retry-After'] = headerRef('Retry-After', false);
@@ -373,7 +380,10 @@ export function buildOpenApi(): Record<string, unknown> {
       responses: {
         NotFound: {
           description: 'NOT_FOUND: no such path (any method)',
-          headers: { 'X-Request-Id': headerRef('X-Request-Id', true) },
+          headers: {
+            'X-Request-Id': headerRef('X-Request-Id', true),
+            'X-Content-Type-Options': headerRef('X-Content-Type-Options', true),
+          },
           content: { 'application/json': { schema: ref('Error') } },
         },
         MethodNotAllowed: {
@@ -381,6 +391,7 @@ export function buildOpenApi(): Record<string, unknown> {
             'METHOD_NOT_ALLOWED: a known path with another method; the Allow header lists its methods',
           headers: {
             'X-Request-Id': headerRef('X-Request-Id', true),
+            'X-Content-Type-Options': headerRef('X-Content-Type-Options', true),
             Allow: { required: true, schema: { type: 'string' } },
           },
           content: { 'application/json': { schema: ref('Error') } },

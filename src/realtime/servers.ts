@@ -5,7 +5,9 @@ import { ACTION_TYPES, type Side } from '../action-types.js';
 import type { AuthGate } from '../auth/gate.js';
 import type { Config } from '../config.js';
 import { clientIp, ipBucket } from '../http/client-ip.js';
+import type { FrontDoor } from '../http/front-door.js';
 import { sharedLimiter } from '../http/limiters.js';
+import { consumeOrReject } from '../http/rate-limit.js';
 import { errorFields, type Logger } from '../log.js';
 import { socketMetrics } from '../metrics.js';
 import { waitReady } from '../redis/clients.js';
@@ -37,7 +39,10 @@ export interface RealtimeDeps {
   authGate: AuthGate;
 }
 
-/** The two socket.io servers (docs/api.md#real-time-events) on the API's HTTP server, their Redis adapter and the action emitter. */
+/**
+ * The two socket.io servers (docs/api.md#real-time-events) on the API's HTTP server, their Redis adapter and the
+ * action emitter.
+ */
 export class Realtime {
   readonly emitter: ActionEmitter;
   private readonly clients: AdapterClients;
@@ -48,7 +53,7 @@ export class Realtime {
   constructor(private readonly deps: RealtimeDeps) {
     this.emitter = new ActionEmitter(deps.log);
     this.clients = adapterClients(deps.config.redis.topology);
-    this.cap = new SocketCap(deps.config.socketsPerIp);
+    this.cap = new SocketCap(deps.config.socketsPerIp, deps.config.socketHandshakes.connectTimeoutMs);
   }
 
   /** Whether both paths serve sockets (readiness waits for it). */
@@ -60,7 +65,7 @@ export class Realtime {
    * Attaches both servers once the adapter's connections are ready, so a pod never holds sockets that events
    * stored through other pods cannot reach. Until then the REST API serves alone and readiness stays 503.
    */
-  async attachWhenReady(server: HttpServer): Promise<void> {
+  async attachWhenReady(front: FrontDoor): Promise<void> {
     while (!this.stopping) {
       try {
         await Promise.all([
@@ -73,22 +78,32 @@ export class Realtime {
       }
     }
     if (this.stopping) return;
+    const { config } = this.deps;
     const joins = sharedLimiter(
       this.deps.limiterRedis,
-      this.deps.config.keyPrefix,
+      config.keyPrefix,
       'joins',
-      this.deps.config.rateLimit.points,
-      this.deps.config.rateLimit.windowSeconds,
+      config.rateLimit.points,
+      config.rateLimit.windowSeconds,
+    );
+    const handshakes = sharedLimiter(
+      this.deps.limiterRedis,
+      config.keyPrefix,
+      'handshakes',
+      config.socketHandshakes.perMinute,
+      60,
     );
     for (const side of SIDES) {
       const io = this.socketServer(side);
-      io.attach(server);
+      // Not the HTTP server itself: the front door checks requests and upgrades before they reach an engine.
+      io.attach(front.sockets as unknown as HttpServer);
       io.engine.on('connection', (connection: RelaySocket['conn']) =>
         this.cap.track(this.ip(connection.request), connection),
       );
       const replays = Object.values(ACTION_TYPES).some((rule) => rule.side === side && rule.replay);
       const replay = replays ? new Replay(this.deps.store, this.deps.log) : undefined;
       io.on('connection', (socket: RelaySocket) => {
+        this.cap.establish(socket.conn);
         socket.data.ip = this.ip(socket.request);
         socketMetrics.connected(side, 1);
         socket.once('disconnect', () => socketMetrics.connected(side, -1));
@@ -105,6 +120,18 @@ export class Realtime {
       if (replay) this.replayAfterGaps(io, replay);
       this.servers.push(io);
     }
+    const sideOf = (url: string) => SIDES.find((side) => url.startsWith(`/v1/socket/${side}/`));
+    front.serveSockets({
+      owns: (url) => sideOf(url) !== undefined,
+      admitHandshake: async (req) => {
+        try {
+          await consumeOrReject(handshakes, this.ip(req), 'socket handshakes from this address');
+        } catch (err) {
+          socketMetrics.refused(sideOf(req.url ?? '')!);
+          throw err;
+        }
+      },
+    });
     this.deps.log.info('sockets serving', { paths: SIDES.map((side) => `/v1/socket/${side}`) });
   }
 
@@ -145,6 +172,10 @@ export class Realtime {
       path: `/v1/socket/${side}`,
       serveClient: false,
       ...LIMITS,
+      // A session that never connects to the namespace (an abandoned handshake) gives its SOCKETS_PER_IP slot back.
+      connectTimeout: this.deps.config.socketHandshakes.connectTimeoutMs,
+      // Upgrades to other paths are the front door's (an engine would close them unanswered after a second).
+      destroyUpgrade: false,
       cors: { origin: origins, methods: ['GET', 'POST'] },
       adapter: shardedAdapter(this.clients, this.deps.config.keyPrefix, side),
       allowRequest: (req, callback) => {

@@ -58,7 +58,7 @@ export function actionRoutes(
 
   router.get('/v1/action/:id', async (ctx) => {
     const { id } = parseParams({ ...ctx.params });
-    const record = await store.readJson(id);
+    const record = await store.readJson(id, ctx.state.limit);
     if (record === null)
       throw new AppError('NOT_FOUND', 'The action mailbox of this pair is empty or expired.');
     okJson(ctx, record);

@@ -54,7 +54,7 @@ export function syncRoutes(
 
   router.get('/v1/sync/:id', async (ctx) => {
     const { id } = parseParams({ ...ctx.params });
-    const record = await store.readJson(id);
+    const record = await store.readJson(id, ctx.state.limit);
     if (record === null)
       throw new AppError('NOT_FOUND', 'No synchronization record for this wallet identity.');
     okJson(ctx, record);

@@ -6,16 +6,21 @@ export const TOKEN_SIDES: readonly TokenSide[] = ['key', 'wallet'];
 /**
  * The relay's key layout (docs/operations.md#key-layout-and-redis-cli-recipes), in one place so operators and
  * code agree. It is the same on every topology. Keys that one script touches share a hash tag (`{…}`), so on a
- * Redis Cluster they live in one slot: a pair's two token sets are tagged with its identity, and so are its
- * nonces, pins and push counters (one pair's keys on one node). Every other operation touches one key.
+ * Redis Cluster they live in one slot: a pair's token and tombstone sets are tagged with its identity, and so are
+ * its nonces, pins and push counters (one pair's keys on one node); a token's move epoch with its owner entry's
+ * name. Every other operation touches one key.
  */
 export interface Keys {
   sync(walletIdentity: string): string;
   action(wkIdentity: string): string;
   /** The pair's registered tokens of one side: a sorted set scored by registration time. */
   tokens(wkIdentity: string, side: TokenSide): string;
+  /** Tokens that moved away from the pair, scored by the move's epoch (kept an hour; see TokenStore). */
+  tokensGone(wkIdentity: string, side: TokenSide): string;
   /** Token → owning pair, keyed by the token's SHA-1: the one pair a token is delivered to. */
   tokenOwner(side: TokenSide, token: string): string;
+  /** The token's latest move epoch, in its owner entry's slot (its hash tag is the owner entry's name). */
+  tokenEpoch(side: TokenSide, token: string): string;
   rates: string;
   fees: string;
   tokenInfo(network: string, address: string): string;
@@ -36,7 +41,9 @@ export function keysFor(prefix: string): Keys {
     sync: (id) => `${prefix}sync:${id}`,
     action: (id) => `${prefix}action:${id}`,
     tokens: (id, side) => `${prefix}tokens:${side}:{${id}}`,
+    tokensGone: (id, side) => `${prefix}tokens:gone:${side}:{${id}}`,
     tokenOwner: (side, token) => `${prefix}tokens:owner:${side}:${sha1(token)}`,
+    tokenEpoch: (side, token) => `${prefix}tokens:epoch:{${prefix}tokens:owner:${side}:${sha1(token)}}`,
     rates: `${prefix}rates`,
     fees: `${prefix}fees`,
     tokenInfo: (network, address) => `${prefix}tokeninfo:${network}:${address}`,

@@ -1,3 +1,4 @@
+import { limitedScript, type LimitedReply, type RequestLimit } from '../http/rate-limit.js';
 import type { RedisClient } from '../redis/clients.js';
 import type { SyncRecord } from '../types.js';
 import type { Keys } from './keys.js';
@@ -5,16 +6,22 @@ import { defineScript } from './scripts.js';
 import type { WriteAck } from './write-ack.js';
 
 // First read cuts the remaining lifetime to the grace period, never lengthening it; one script, so concurrent
-// reads on many pods all see the same record and the same expiry.
-const READ_WITH_GRACE = `
-local value = redis.call('GET', KEYS[1])
+// reads on many pods all see the same record and the same expiry. `key` and `grace` name where the script finds
+// them: alone, or after the global limit's key and arguments (limitedScript).
+const readWithGrace = (key: string, grace: string, done: string) => `
+local value = redis.call('GET', ${key})
 if value then
-  local ttl = redis.call('TTL', KEYS[1])
-  local grace = tonumber(ARGV[1])
-  if ttl > grace or ttl < 0 then redis.call('EXPIRE', KEYS[1], grace) end
+  local ttl = redis.call('TTL', ${key})
+  local grace = tonumber(${grace})
+  if ttl > grace or ttl < 0 then redis.call('EXPIRE', ${key}, grace) end
 end
-return value
+${done}
 `;
+const READ_WITH_GRACE = readWithGrace('KEYS[1]', 'ARGV[1]', 'return value');
+const LIMITED_READ = limitedScript(
+  `if tonumber(ARGV[3]) == 0 then return {consumed, ttl, redis.call('GETDEL', KEYS[2])} end\n` +
+    readWithGrace('KEYS[2]', 'ARGV[3]', 'return {consumed, ttl, value}'),
+);
 
 export interface SyncLifecycle {
   ttlSeconds: number;
@@ -24,6 +31,7 @@ export interface SyncLifecycle {
 
 export class SyncStore {
   private readonly readWithGrace;
+  private readonly limitedRead;
 
   constructor(
     private readonly redis: RedisClient,
@@ -32,6 +40,12 @@ export class SyncStore {
     private readonly ack: WriteAck,
   ) {
     this.readWithGrace = defineScript<string | null>(redis, 'relaySyncRead', 1, READ_WITH_GRACE);
+    this.limitedRead = defineScript<LimitedReply<string | null>>(
+      redis,
+      'relaySyncReadLimited',
+      2,
+      LIMITED_READ,
+    );
   }
 
   /** Replaces any earlier record (SET overwrites every field); returns it as stored (JSON text). */
@@ -43,10 +57,14 @@ export class SyncStore {
     return json;
   }
 
-  /** The stored record as JSON text, or null; the first read starts the grace period. */
-  async readJson(walletIdentity: string): Promise<string | null> {
+  /**
+   * The stored record as JSON text, or null; the first read starts the grace period. With `limit`, the global
+   * rate limit is consumed in the same script and a refused request leaves the record as it was.
+   */
+  async readJson(walletIdentity: string, limit?: RequestLimit): Promise<string | null> {
     const key = this.keys.sync(walletIdentity);
     const grace = this.lifecycle.readGraceSeconds;
-    return grace === 0 ? this.redis.getdel(key) : this.readWithGrace([key], [grace]);
+    const alone = () => (grace === 0 ? this.redis.getdel(key) : this.readWithGrace([key], [grace]));
+    return limit ? limit.around(this.redis, this.limitedRead, [key], [grace], alone) : alone();
   }
 }

@@ -8,32 +8,78 @@ import type { WriteAck } from './write-ack.js';
 export const MAX_TOKENS_PER_SIDE = 100;
 export const TOKEN_TTL_SECONDS = 180 * 24 * 3600;
 
-// The pair's own part of a registration, atomic across pods: both sides' sorted sets (one hash tag) scored by
-// registration time (Redis TIME, so all pods share one clock), expired and capped. Returns the counts and the
-// tokens the cap dropped, whose owner entries live in other slots and are released by the caller.
-const REGISTER_IN_PAIR = `
+// Every change to a token's place is stamped with a move epoch, drawn when the owner entry is claimed: greater
+// than the token's previous epoch and, after the entry expired, than any epoch still remembered (it is at least
+// the claim's Redis TIME in ms). A pair's set applies a change to a token only if its epoch is newer than the
+// last change it applied to that token: the live set's score is the epoch the token was added with, and a
+// tombstone set remembers removals for an hour (far longer than any request lives). So the steps of concurrent
+// moves may reach the sets in any order and each set still ends as the latest move left it.
+const CLAIM_OWNER = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local maxPerSide, ttl = tonumber(ARGV[3]), tonumber(ARGV[4])
-local dropped = {}
-for i, set in ipairs(KEYS) do
-  local token = ARGV[i]
-  dropped[i] = {}
-  redis.call('ZREMRANGEBYSCORE', set, '-inf', now - ttl * 1000)
-  if token ~= '' then
-    redis.call('ZADD', set, now, token)
-    local excess = redis.call('ZCARD', set) - maxPerSide
-    if excess > 0 then
-      dropped[i] = redis.call('ZRANGE', set, 0, excess - 1)
-      redis.call('ZREMRANGEBYRANK', set, 0, excess - 1)
-    end
-    redis.call('EXPIRE', set, ttl)
-  end
-end
-return { redis.call('ZCARD', KEYS[1]), redis.call('ZCARD', KEYS[2]), dropped[1], dropped[2] }
+local epoch = math.max(now, tonumber(redis.call('GET', KEYS[2]) or '0') + 1)
+local previous = redis.call('GET', KEYS[1]) or ''
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+redis.call('SET', KEYS[2], string.format('%.0f', epoch), 'EX', ARGV[2])
+return { previous, epoch }
 `;
 
-// Deletes an owner entry only while it still names this pair: another pair may have claimed the token since.
+const TOMBSTONE_MS = 3_600_000;
+
+// Shared by both pair scripts: the epoch of the last change this pair's set applied to a token, or nil.
+const LAST_CHANGE = `
+local function lastChange(live, gone, token)
+  local added, removed = redis.call('ZSCORE', live, token), redis.call('ZSCORE', gone, token)
+  if added and removed then return math.max(tonumber(added), tonumber(removed)) end
+  return tonumber(added or removed)
+end
+`;
+
+// The pair's own part of a registration, atomic across pods: both sides' live and tombstone sets (one hash
+// tag), expired and capped. KEYS: live and tombstone set per side; ARGV: token and epoch per side (token '' when
+// absent), the cap, the TTL. Returns the counts and the tokens the cap dropped, whose owner entries live in
+// other slots and are released by the caller.
+const REGISTER_IN_PAIR = `${LAST_CHANGE}
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local maxPerSide, ttl = tonumber(ARGV[5]), tonumber(ARGV[6])
+local dropped = {}
+for side = 1, 2 do
+  local live, gone = KEYS[side * 2 - 1], KEYS[side * 2]
+  local token, epoch = ARGV[side * 2 - 1], tonumber(ARGV[side * 2])
+  dropped[side] = {}
+  redis.call('ZREMRANGEBYSCORE', live, '-inf', now - ttl * 1000)
+  redis.call('ZREMRANGEBYSCORE', gone, '-inf', now - ${TOMBSTONE_MS})
+  if token ~= '' then
+    local last = lastChange(live, gone, token)
+    if not last or epoch > last then
+      redis.call('ZADD', live, epoch, token)
+      redis.call('ZREM', gone, token)
+    end
+    local excess = redis.call('ZCARD', live) - maxPerSide
+    if excess > 0 then
+      dropped[side] = redis.call('ZRANGE', live, 0, excess - 1)
+      redis.call('ZREMRANGEBYRANK', live, 0, excess - 1)
+    end
+    redis.call('EXPIRE', live, ttl)
+  end
+end
+return { redis.call('ZCARD', KEYS[1]), redis.call('ZCARD', KEYS[3]), dropped[1], dropped[2] }
+`;
+
+// The old pair's part of a move: the token leaves its set unless a newer change (a move back) reached it first.
+const LEAVE_PAIR = `${LAST_CHANGE}
+local epoch = tonumber(ARGV[2])
+local last = lastChange(KEYS[1], KEYS[2], ARGV[1])
+if last and epoch <= last then return 0 end
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZADD', KEYS[2], epoch, ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ${TOMBSTONE_MS})
+return 1
+`;
+
+// Deletes an owner entry only while it still names this pair: another pair may have claimed the token since. The
+// epoch stays until it expires, so a later claim still draws a newer one.
 const RELEASE_OWNER = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -46,12 +92,17 @@ type Registered = [number, number, string[], string[]];
  * moves rather than being delivered to two pairs.
  *
  * The owner entry and the pairs' sets live in different hash slots (on a cluster, on different nodes), so a move
- * is not one script. It is a sequence of idempotent steps, and the owner entry decides: it is claimed first,
- * and `tokensFor` delivers a token only to the pair its owner entry names. A registration interrupted half-way
- * (the client got a 503 and retries) can leave a token in an old pair's set, never deliverable to two pairs.
+ * is not one script. It is three steps, each atomic in its slot: claim the owner entry (drawing the move's
+ * epoch), add the token to the new pair's set, remove it from the previous owner's set. The sets apply changes
+ * by epoch (see CLAIM_OWNER), so concurrent moves of one token, whatever the interleaving of their steps, leave it
+ * in exactly the set its owner entry names. A registration interrupted half-way (the client got a 503 and
+ * retries) can leave a token in an old pair's set; `tokensFor` delivers a token only to the pair its owner entry
+ * names, so never to two pairs.
  */
 export class TokenStore {
+  private readonly claimOwner;
   private readonly registerInPair;
+  private readonly leavePair;
   private readonly releaseOwner;
 
   constructor(
@@ -59,35 +110,52 @@ export class TokenStore {
     private readonly keys: Keys,
     private readonly ack: WriteAck,
   ) {
-    this.registerInPair = defineScript<Registered>(redis, 'relayTokenRegister', 2, REGISTER_IN_PAIR);
+    this.claimOwner = defineScript<[string, number]>(redis, 'relayTokenClaimOwner', 2, CLAIM_OWNER);
+    this.registerInPair = defineScript<Registered>(redis, 'relayTokenRegister', 4, REGISTER_IN_PAIR);
+    this.leavePair = defineScript<number>(redis, 'relayTokenLeavePair', 2, LEAVE_PAIR);
     this.releaseOwner = defineScript<number>(redis, 'relayTokenReleaseOwner', 1, RELEASE_OWNER);
   }
 
   async save(registration: TokenRegistration): Promise<TokenCounts> {
     const { wkIdentity } = registration;
-    const given = TOKEN_SIDES.flatMap((side) => {
-      const token = side === 'key' ? registration.keyToken : registration.walletToken;
-      return token === undefined ? [] : [{ side, token, owner: this.keys.tokenOwner(side, token) }];
-    });
-    const previous = await Promise.all(
-      given.map(({ owner }) => this.redis.set(owner, wkIdentity, 'EX', TOKEN_TTL_SECONDS, 'GET')),
+    const claims = await Promise.all(
+      TOKEN_SIDES.map(async (side) => {
+        const token = side === 'key' ? registration.keyToken : registration.walletToken;
+        if (token === undefined) return undefined;
+        const owner = this.keys.tokenOwner(side, token);
+        const epochKey = this.keys.tokenEpoch(side, token);
+        const [previous, epoch] = await this.claimOwner([owner, epochKey], [wkIdentity, TOKEN_TTL_SECONDS]);
+        return { side, token, owner, epochKey, previous, epoch };
+      }),
     );
-    const sets = TOKEN_SIDES.map((side) => this.keys.tokens(wkIdentity, side));
+    const sets = TOKEN_SIDES.flatMap((side) => [
+      this.keys.tokens(wkIdentity, side),
+      this.keys.tokensGone(wkIdentity, side),
+    ]);
     const [keyTokens, walletTokens, ...dropped] = await this.registerInPair(sets, [
-      registration.keyToken ?? '',
-      registration.walletToken ?? '',
+      ...claims.flatMap((claim) => [claim?.token ?? '', claim?.epoch ?? 0]),
       MAX_TOKENS_PER_SIDE,
       TOKEN_TTL_SECONDS,
     ]);
-    const movedFrom = given.flatMap(({ side, token }, i) => {
-      const from = previous[i];
-      return from && from !== wkIdentity ? [{ set: this.keys.tokens(from, side), token }] : [];
-    });
-    await Promise.all(movedFrom.map(({ set, token }) => this.redis.zrem(set, token)));
+    const moves = claims.flatMap((claim) =>
+      claim && claim.previous !== '' && claim.previous !== wkIdentity
+        ? [
+            {
+              ...claim,
+              from: [
+                this.keys.tokens(claim.previous, claim.side),
+                this.keys.tokensGone(claim.previous, claim.side),
+              ],
+            },
+          ]
+        : [],
+    );
+    await Promise.all(moves.map(({ from, token, epoch }) => this.leavePair(from, [token, epoch])));
     await Promise.all(
       TOKEN_SIDES.flatMap((side, i) => dropped[i]!.map((token) => this.release(wkIdentity, side, token))),
     );
-    await this.ack.confirm(...given.map(({ owner }) => owner), ...sets, ...movedFrom.map(({ set }) => set));
+    const given = claims.flatMap((claim) => (claim ? [claim.owner, claim.epochKey] : []));
+    await this.ack.confirm(...given, ...sets, ...moves.flatMap(({ from }) => from));
     return { wkIdentity, keyTokens, walletTokens };
   }
 

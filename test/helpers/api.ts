@@ -29,6 +29,7 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     PORT: '0',
     HOST: '127.0.0.1',
     RATE_LIMIT_POINTS: '100000',
+    SOCKET_HANDSHAKES_PER_MINUTE: '100000',
     LOG_LEVEL: 'debug',
     SHUTDOWN_TIMEOUT_MS: '5000',
     // The metrics tests ask for a listener of their own; others must not collide on the default port.

@@ -32,3 +32,27 @@ export function redis(): Redis {
   if (!admin) throw new Error('test redis not started (root hooks missing?)');
   return admin;
 }
+
+/**
+ * The commands clients sent to the test Redis while `action` ran (MONITOR; not those a script ran inside), each
+ * as its arguments. A marker sent after `action` tells when every earlier command has been seen.
+ */
+export async function commandsDuring(action: () => Promise<unknown>): Promise<string[][]> {
+  const monitor = await redis().monitor();
+  const seen: string[][] = [];
+  const marker = `commands-during-${Date.now()}-${Math.random()}`;
+  const done = new Promise<void>((resolve) => {
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (args[0]?.toLowerCase() === 'echo' && args[1] === marker) resolve();
+      else if (source !== 'lua') seen.push(args);
+    });
+  });
+  try {
+    await action();
+    await redis().echo(marker);
+    await done;
+    return seen;
+  } finally {
+    monitor.disconnect();
+  }
+}
