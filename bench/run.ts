@@ -69,7 +69,7 @@ const warmup = Number(args.warmup);
 const longSeconds = Number(args.long);
 const runner = args.runner as Runner;
 if (runner !== 'dist' && runner !== 'tsx') throw new Error('--runner must be dist or tsx');
-const PHASES = ['sync-get', 'action-post', 'push', 'verify', 'signed', 'long', 'sockets', 'storm'];
+const PHASES = ['sync-get', 'action-post', 'push', 'routed', 'verify', 'signed', 'long', 'sockets', 'storm'];
 const phases = new Set(args.phase.split(','));
 const unknownPhases = [...phases].filter((phase) => !PHASES.includes(phase));
 if (unknownPhases.length > 0)
