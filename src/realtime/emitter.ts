@@ -18,7 +18,6 @@ export const STORED_NOTICE = 'relay:action-stored';
  */
 export class ActionEmitter {
   private readonly servers = new Map<Side, RelayServer>();
-  private pending: { side: Side; record: ActionRecord; json: string }[] = [];
 
   constructor(private readonly log: Logger) {}
 
@@ -35,22 +34,13 @@ export class ActionEmitter {
   /**
    * Called once the record is stored, with its stored JSON text. Never throws, and the emit runs after the
    * current request's response is written (setImmediate), so it adds nothing to the POST's latency. Records are
-   * emitted in the order they were stored: each POST's emit is queued before its answer is sent. The records
-   * stored in one turn of the event loop are emitted in one callback, so their notices leave in one write of the
-   * auto-pipelined publisher instead of one write each.
+   * emitted in the order they were stored: each POST's emit is queued before its answer is sent.
    */
   stored(record: ActionRecord, json: string): void {
     const rule = actionTypeRule(record.action);
     if (!rule) return;
-    if (this.pending.length === 0) setImmediate(this.flush);
-    this.pending.push({ side: rule.side, record, json });
+    setImmediate(() => this.emit(rule.side, record, json));
   }
-
-  private readonly flush = (): void => {
-    const batch = this.pending;
-    this.pending = [];
-    for (const { side, record, json } of batch) this.emit(side, record, json);
-  };
 
   private emit(side: Side, record: ActionRecord, json: string): void {
     // Not serving yet: the adapter's Redis connections were never ready, so no socket can be in the room.

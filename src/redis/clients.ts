@@ -18,7 +18,6 @@ import { RedisOutageLog, rememberAddress } from './outage-log.js';
  * - `worker`: BullMQ workers block on Redis and must retry forever (`maxRetriesPerRequest: null`).
  * - `socketPub`: the socket.io adapter's publisher. Fail fast: an event that cannot be published while Redis is
  *   away is dropped (the record stays readable and is replayed on join), it never queues up behind the outage.
- *   Auto-pipelined: the notices of the actions stored in one turn of the event loop go out in one write.
  * - `socketSub`: the socket.io adapter's subscriber. It keeps its offline queue and retries forever, like a
  *   worker: a room subscribed during an outage is sent once Redis is back, and ioredis resubscribes every
  *   channel it held after a reconnect (a subscription that failed fast would be lost for good). On a cluster it
@@ -67,7 +66,7 @@ export function redisOptions(role: RedisRole): RedisOptions {
     commandTimeout: COMMAND_TIMEOUT_MS,
     maxRetriesPerRequest: 1,
   };
-  return role === 'failFast' ? failFast : { ...failFast, enableAutoPipelining: true };
+  return role === 'failFast' || role === 'socketPub' ? failFast : { ...failFast, enableAutoPipelining: true };
 }
 
 /**
