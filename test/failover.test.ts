@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { errorBody, get, post, startTestApi, type TestApi } from './helpers/api.js';
 import {
+  isSyncedReplica,
   keys,
   shardSubscribers,
   startTopology,
@@ -123,6 +124,10 @@ for (const name of ['sentinel', 'cluster'] as TopologyName[]) {
         30_000,
       );
       await traffic.stop();
+      // The admin client may still hold a connection to the old master's address (a client asks a sentinel, and
+      // a sentinel that has not yet learned of the failover names the old master): the check below is only true
+      // of every node once the restarted, empty node has rejoined as a replica and synced.
+      await waitFor('the old master to rejoin as a synced replica', () => isSyncedReplica(victim), 30_000);
 
       const statuses = new Set(traffic.answers.map((a) => a.status));
       const errors = api.logs.filter((line) => line.msg === 'unhandled error');

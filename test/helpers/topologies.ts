@@ -209,6 +209,24 @@ async function cluster(): Promise<TestTopology> {
 }
 
 /** Starts a topology; `standalone` uses the test run's Redis unless given another server. */
+/**
+ * Whether `server` is a replica whose link to its master is up: a killed master restarts empty and answers reads
+ * from its empty data set until its topology has turned it into a replica and it has synced.
+ */
+export async function isSyncedReplica(server: PrivateRedis): Promise<boolean> {
+  const probe = plain(server.port);
+  try {
+    return (
+      (await infoField(probe, 'replication', 'role')) === 'slave' &&
+      (await infoField(probe, 'replication', 'master_link_status')) === 'up'
+    );
+  } catch {
+    return false;
+  } finally {
+    probe.disconnect();
+  }
+}
+
 export function startTopology(name: TopologyName, server?: PrivateRedis): Promise<TestTopology> {
   return name === 'standalone' ? standalone(server) : name === 'sentinel' ? sentinel() : cluster();
 }
