@@ -1,10 +1,11 @@
 /**
  * `npm run bench`: the relay against a bare node:http + ioredis server on the same Redis, interleaved rounds of
  * GET /v1/sync/{id} at 64 connections, POST /v1/action with a 10 KB payload, the cost of the push enqueue on that
- * POST, the cost of a routed type's event (2 KB) against storing only, and a long run for the relay's memory. Loopback only; raw results go to .bench/. See docs/benchmarks.md.
+ * POST (without and with a key token registered), the cost of a routed type's event (2 KB) against storing only, and a long run for the relay's memory. Loopback only; raw results go to .bench/. See docs/benchmarks.md.
  *
  *   npm run bench -- [--duration 10] [--rounds 5] [--connections 64] [--warmup 3] [--long 60]
- *                    [--runner dist|tsx] [--phase sync-get,action-post,push,routed,verify,signed,long,sockets,storm]
+ *                    [--runner dist|tsx] [--phase sync-get,action-post,push,push-tokens,routed,verify,signed,long,
+ *                    sockets,storm]
  *                    [--profile] [--relay-node-args=--flag] [--socket-clients 5000] [--socket-rate 200]
  *                    [--socket-seconds 20] [--signed-requests 4000] [--storm-clients 5000] [--backlog 4096]
  *
@@ -49,7 +50,7 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '3' },
     long: { type: 'string', default: '60' },
     runner: { type: 'string', default: 'dist' },
-    phase: { type: 'string', default: 'sync-get,action-post,push,routed,verify,signed,long' },
+    phase: { type: 'string', default: 'sync-get,action-post,push,push-tokens,routed,verify,signed,long' },
     'signed-requests': { type: 'string', default: '4000' },
     'relay-node-args': { type: 'string', default: '' },
     profile: { type: 'boolean', default: false },
@@ -69,7 +70,18 @@ const warmup = Number(args.warmup);
 const longSeconds = Number(args.long);
 const runner = args.runner as Runner;
 if (runner !== 'dist' && runner !== 'tsx') throw new Error('--runner must be dist or tsx');
-const PHASES = ['sync-get', 'action-post', 'push', 'routed', 'verify', 'signed', 'long', 'sockets', 'storm'];
+const PHASES = [
+  'sync-get',
+  'action-post',
+  'push',
+  'push-tokens',
+  'routed',
+  'verify',
+  'signed',
+  'long',
+  'sockets',
+  'storm',
+];
 const phases = new Set(args.phase.split(','));
 const unknownPhases = [...phases].filter((phase) => !PHASES.includes(phase));
 if (unknownPhases.length > 0)
@@ -295,14 +307,38 @@ async function pairedRounds(
 }
 
 /**
- * The push enqueue's share of POST /v1/action: a routed type (`tx`: stored, its event emitted, a push job
- * added) against an unrouted one (stored only).
+ * The push enqueue's share of POST /v1/action: a routed type (`tx`: stored, its event emitted, the key side's
+ * tokens counted) against an unrouted one (stored only). The benchmark's pair has no token, so no job is added:
+ * the push-tokens phase measures the job.
  */
 const PUSH_PAIR: Paired = {
   title: 'POST /v1/action with and without the push enqueue',
   names: { with: 'postPush', without: 'postNoPush' },
   bodies: { with: ACTION_BODY, without: UNROUTED_BODY },
 };
+
+/**
+ * The push job's share of POST /v1/action: PUSH_PAIR's bodies for a pair whose key side has a token registered
+ * (see registerKeyToken), so the `tx` request's job is really added.
+ */
+const TOKEN_PAIR_ID = 'bc1q' + 't'.repeat(58);
+const PUSH_TOKENS_PAIR: Paired = {
+  title: 'POST /v1/action with and without the push job (key token registered)',
+  names: { with: 'postPushJob', without: 'postNoPushJob' },
+  bodies: {
+    with: JSON.stringify({ ...(JSON.parse(ACTION_BODY) as object), wkIdentity: TOKEN_PAIR_ID }),
+    without: JSON.stringify({ ...(JSON.parse(UNROUTED_BODY) as object), wkIdentity: TOKEN_PAIR_ID }),
+  },
+};
+
+async function registerKeyToken(relay: Child): Promise<void> {
+  const res = await fetch(`${relay.url}/v1/token`, {
+    method: 'POST',
+    headers: JSON_HEADERS,
+    body: JSON.stringify({ wkIdentity: TOKEN_PAIR_ID, keyToken: 'bench-fcm-device-token' }),
+  });
+  if (res.status !== 200) throw new Error(`POST /v1/token answered ${res.status}: ${await res.text()}`);
+}
 
 /**
  * The delivery guarantee's share of POST /v1/action: a 2 KB request of a type routed to the key sockets but
@@ -448,6 +484,10 @@ async function main(): Promise<void> {
   }
   const push = phases.has('push') && withAction ? await pairedRounds(relay, raw, PUSH_PAIR) : undefined;
   if (push) out();
+  if (phases.has('push-tokens') && withAction) await registerKeyToken(relay);
+  const pushTokens =
+    phases.has('push-tokens') && withAction ? await pairedRounds(relay, raw, PUSH_TOKENS_PAIR) : undefined;
+  if (pushTokens) out();
   const routed = phases.has('routed') && withAction ? await pairedRounds(relay, raw, ROUTED_PAIR) : undefined;
   if (routed) out();
   let verify: ReturnType<typeof verifyFigures> | undefined;
@@ -513,6 +553,12 @@ async function main(): Promise<void> {
     out(`POST /v1/action throughput with/without the push enqueue: median ${push.rpsRatio}`);
     out(`POST /v1/action CPU per request with/without the push enqueue: median ${push.cpuRatio}`);
   }
+  if (pushTokens) {
+    out(`POST /v1/action throughput with/without the push job (key token): median ${pushTokens.rpsRatio}`);
+    out(
+      `POST /v1/action CPU per request with/without the push job (key token): median ${pushTokens.cpuRatio}`,
+    );
+  }
   if (routed) {
     out(`POST /v1/action 2 KB throughput routed/stored only: median ${routed.rpsRatio}`);
     out(`POST /v1/action 2 KB CPU per request routed/stored only: median ${routed.cpuRatio}`);
@@ -558,6 +604,7 @@ async function main(): Promise<void> {
         get,
         post,
         push,
+        pushTokens,
         routed,
         verify,
         signed,

@@ -79,6 +79,8 @@ describe('POST /v1/action and GET /v1/action/{id}', () => {
   });
 
   it('every POST is a new record with its own id and push job, even two in one millisecond', async () => {
+    const token = { wkIdentity: 'bc1qsame', keyToken: 'fcm-device-same' };
+    expect((await post(api.url, '/v1/token', token)).status).to.equal(200);
     const answers = await Promise.all(
       Array.from({ length: 20 }, () => post(api.url, '/v1/action', { ...request, wkIdentity: 'bc1qsame' })),
     );

@@ -381,6 +381,34 @@ describe('push notifications (docs/api.md#what-a-push-carries)', () => {
     });
   });
 
+  it('a side without tokens gets no job; once it has one, each action of that side gets its job', async () => {
+    await register(PAIR, 'walletToken', 'w1');
+    const wait = () => redis().lrange(jobKey('wait'), 0, -1);
+    // The request goes to the key side, which has no token: stored and answered, no job.
+    const unannounced = await postAction(TX);
+    expect(await redis().get(`relay:action:${PAIR}`)).to.equal(JSON.stringify(unannounced));
+    expect(await wait()).to.deep.equal([]);
+    expect(await redis().exists(jobKey(pushJobId(unannounced)))).to.equal(0);
+    // A token past the registration TTL counts as none, as for the worker.
+    await redis().zadd(keys.tokens(PAIR, 'key'), 1, token('expired'));
+    expect(await wait()).to.deep.equal([]);
+    await postAction(TX);
+    expect(await wait()).to.deep.equal([]);
+    await redis().zrem(keys.tokens(PAIR, 'key'), token('expired'));
+    // The reply goes to the wallet side, which has one.
+    const reply = await postAction(TXID);
+    await register(PAIR, 'keyToken', 'k1');
+    const request = await postAction(TX);
+    expect(await wait()).to.have.members([pushJobId(reply), pushJobId(request)]);
+    expect(await jobData(pushJobId(request))).to.deep.equal({
+      id: request.id,
+      wkIdentity: PAIR,
+      action: 'tx',
+      expiresAt: request.expiresAt,
+      done: [],
+    });
+  });
+
   it('a duplicate enqueue of the same stored record sends once', async () => {
     await register(PAIR, 'keyToken', 'k1');
     const record = await postAction(TX);
@@ -402,11 +430,13 @@ describe('push notifications (docs/api.md#what-a-push-carries)', () => {
       client.disconnect();
     }
     // Give a second job every chance to run: another action's job completing means the queue moved past it.
+    await register(OTHER_PAIR, 'keyToken', 'o1');
     await completed(await postAction({ ...TX, wkIdentity: OTHER_PAIR }));
-    expect(fcm.sentTo()).to.deep.equal([token('k1')]);
+    expect(fcm.sentTo()).to.deep.equal([token('k1'), token('o1')]);
   });
 
   it('when the queue cannot take the job the action is still stored, answered 200, and the miss counted', async () => {
+    await register(PAIR, 'keyToken', 'k1');
     const missesBefore = await metric('relay_push_enqueue_misses_total');
     // BullMQ numbers every job from this key: a value that is no number makes every add fail inside Redis.
     await redis().set(queueKey('relay:', PUSH_QUEUE, 'id'), 'not-a-number');

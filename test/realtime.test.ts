@@ -778,6 +778,9 @@ describe('ACTION_TYPES_EXTRA', () => {
         replay: false,
         push: { title: 'Vault', body: 'Open your wallet' },
       });
+      // Both sides have tokens: only the type's push text decides whether a job is queued.
+      const tokens = { wkIdentity: 'extra1', keyToken: 'fcm-extra1-key', walletToken: 'fcm-extra1-wallet' };
+      expect((await post(api.url, '/v1/token', tokens)).status).to.equal(200);
       const request = await store(api, 'extra1', 'vaultrequest');
       const [key, wallet] = await joined('extra1', [
         { api, side: 'key' },

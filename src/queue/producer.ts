@@ -1,5 +1,4 @@
 import { Queue, type JobsOptions } from 'bullmq';
-import { actionTypeRule } from '../action-types.js';
 import type { DeliveryConfig, PushConfig } from '../config.js';
 import { errorFields, type Logger } from '../log.js';
 import { recordPushEnqueueMiss } from '../metrics.js';
@@ -9,7 +8,7 @@ import type { WriteAck } from '../store/write-ack.js';
 import type { ActionRecord } from '../types.js';
 import { logBullErrors } from './bull-errors.js';
 import { queueKey, queuePrefix } from './prefix.js';
-import { PUSH_QUEUE, pushJobId, pushJobOptions, type PushJob } from './push-jobs.js';
+import { PUSH_QUEUE, pushJobId, pushJobOptions, pushSide, type PushJob } from './push-jobs.js';
 import {
   DEDUPE_SECONDS,
   SUPPORT_QUEUE,
@@ -120,7 +119,7 @@ export class PushProducer {
   }
 
   async enqueue(record: ActionRecord, log: Logger): Promise<void> {
-    if (!actionTypeRule(record.action)?.push) return;
+    if (!pushSide(record.action)) return;
     const { id, wkIdentity, action, expiresAt } = record;
     const jobId = pushJobId(record);
     try {

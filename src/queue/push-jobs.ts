@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
+import { actionTypeRule } from '../action-types.js';
 import type { PushConfig } from '../config.js';
+import type { TokenSide } from '../store/keys.js';
 import type { ActionRecord } from '../types.js';
 
 /** BullMQ queue of push notifications; its keys are `<KEY_PREFIX>{bull:push}:push:…` (see queuePrefix). */
@@ -21,6 +23,12 @@ export interface PushJob {
   action: string;
   expiresAt: string;
   done: string[];
+}
+
+/** The side whose tokens a push of this action type goes to, or undefined for a type that is never pushed. */
+export function pushSide(action: string): TokenSide | undefined {
+  const rule = actionTypeRule(action);
+  return rule?.push ? rule.side : undefined;
 }
 
 /**

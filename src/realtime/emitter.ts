@@ -25,8 +25,9 @@ export class ActionEmitter {
     this.servers.set(side, io);
     // The pair's identity travels beside the record, so a pod without a socket of the room parses nothing.
     io.on(STORED_NOTICE, (wkIdentity: unknown, json: unknown) => {
-      if (typeof wkIdentity !== 'string' || typeof json !== 'string') return;
-      if (io.sockets.adapter.rooms.has(wkIdentity)) this.storedElsewhere(io, json);
+      if (typeof wkIdentity !== 'string') return;
+      if (typeof json !== 'string' && !Buffer.isBuffer(json)) return;
+      if (io.sockets.adapter.rooms.has(wkIdentity)) this.storedElsewhere(io, json.toString());
     });
   }
 
@@ -46,7 +47,10 @@ export class ActionEmitter {
     const io = this.servers.get(side);
     if (!io) return;
     try {
-      io.serverSideEmit(STORED_NOTICE, record.wkIdentity, json);
+      // As bytes: the adapter then packs the notice with msgpack, where text would be JSON-escaped into it, and
+      // every pod (the sender too, which receives its own publish) would parse the whole record before looking at
+      // the identity. Bytes stay bytes until a pod holding a socket of the room decodes them.
+      io.serverSideEmit(STORED_NOTICE, record.wkIdentity, Buffer.from(json));
       deliverToRoom(io, record, 'live');
     } catch (err) {
       this.log.error('socket emit failed', { action: record.action, ...errorFields(err) });

@@ -5,6 +5,7 @@ import { ACTION_BODY_LIMIT, jsonBody } from '../http/body.js';
 import { okJson, type RelayState } from '../http/context.js';
 import { AppError } from '../http/errors.js';
 import type { PushProducer } from '../queue/producer.js';
+import { pushSide } from '../queue/push-jobs.js';
 import { validator } from '../http/validate.js';
 import { actionBody } from '../schemas/action.js';
 import { idParams } from '../schemas/common.js';
@@ -48,12 +49,15 @@ export function actionRoutes(
 ): void {
   router.post('/v1/action', jsonBody(ACTION_BODY_LIMIT), guards.writeBudget, guards.signed, async (ctx) => {
     const record = toRecord(parseBody(ctx.request.body), ttlSeconds);
-    const stored = await store.save(record);
+    const { json, hasTokens } = await store.save(record, pushSide(record.action));
     // The emit runs after this handler's awaits (setImmediate), so it never delays or fails the answer.
-    events.stored(record, stored);
-    // Only after the write, so a job always names a record that was stored; it never fails the request.
-    await pushes.enqueue(record, ctx.state.log);
-    okJson(ctx, stored);
+    events.stored(record, json);
+    // Only after the write, so a job always names a record that was stored; it never fails the request. A side
+    // without tokens gets no job: there is no one to push to. A token registered between the write and this
+    // answer is a benign race: that app registered while the request was already stored, and it reads the
+    // mailbox (or gets the socket event) on its own; the next action is pushed to it.
+    if (hasTokens) await pushes.enqueue(record, ctx.state.log);
+    okJson(ctx, json);
   });
 
   router.get('/v1/action/:id', async (ctx) => {

@@ -1,8 +1,9 @@
 import { limitedScript, type LimitedReply, type RequestLimit } from '../http/rate-limit.js';
 import { waitReady, type RedisClient } from '../redis/clients.js';
 import type { ActionRecord } from '../types.js';
-import type { Keys } from './keys.js';
+import type { Keys, TokenSide } from './keys.js';
 import { defineScript } from './scripts.js';
+import { liveTokensSince } from './token-store.js';
 import type { WriteAck } from './write-ack.js';
 
 /**
@@ -10,6 +11,13 @@ import type { WriteAck } from './write-ack.js';
  * whatever is left disappears with the key's TTL.
  */
 const LIMITED_READ = limitedScript(`return {consumed, ttl, redis.call('GET', KEYS[2])}`);
+
+export interface SavedAction {
+  /** The record as stored (JSON text), so the answer needs no second serialization. */
+  json: string;
+  /** Whether the side named in `save` had push tokens when the record was written. */
+  hasTokens: boolean;
+}
 
 export class ActionStore {
   private readonly limitedRead;
@@ -28,13 +36,25 @@ export class ActionStore {
     );
   }
 
-  /** Returns the record as stored (JSON text), so the answer needs no second serialization. */
-  async save(record: ActionRecord): Promise<string> {
+  /**
+   * Stores the record. With `pushSide`, also tells whether that side of the pair has push tokens, read in the
+   * same round trip as the write: the mailbox and the token set are in different hash slots (on a cluster, maybe
+   * on different nodes), so no script may hold both; the two commands are sent at once instead. A count that
+   * could not be read counts as tokens present, so a push is never skipped for want of an answer.
+   */
+  async save(record: ActionRecord, pushSide?: TokenSide): Promise<SavedAction> {
     const json = JSON.stringify(record);
     const key = this.keys.action(record.wkIdentity);
-    await this.redis.set(key, json, 'EX', this.ttlSeconds);
+    const [, tokens] = await Promise.all([
+      this.redis.set(key, json, 'EX', this.ttlSeconds),
+      pushSide === undefined
+        ? 0
+        : this.redis
+            .zcount(this.keys.tokens(record.wkIdentity, pushSide), liveTokensSince(), '+inf')
+            .catch(() => 1),
+    ]);
     await this.ack.confirm(key);
-    return json;
+    return { json, hasTokens: tokens > 0 };
   }
 
   /** Resolves once the mailbox's client is connected; rejects after `timeoutMs`. */

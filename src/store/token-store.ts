@@ -8,6 +8,11 @@ import type { WriteAck } from './write-ack.js';
 export const MAX_TOKENS_PER_SIDE = 100;
 export const TOKEN_TTL_SECONDS = 180 * 24 * 3600;
 
+/** The oldest registration time (ms, a sorted set's score) of a token still within the TTL. */
+export function liveTokensSince(now = Date.now()): number {
+  return now - TOKEN_TTL_SECONDS * 1000;
+}
+
 // Every change to a token's place is stamped with a move epoch, drawn when the owner entry is claimed: greater
 // than the token's previous epoch and, after the entry expired, than any epoch still remembered (it is at least
 // the claim's Redis TIME in ms). A pair's set applies a change to a token only if its epoch is newer than the
@@ -164,8 +169,11 @@ export class TokenStore {
    * never delivered here.
    */
   async tokensFor(wkIdentity: string, side: TokenSide): Promise<string[]> {
-    const since = Date.now() - TOKEN_TTL_SECONDS * 1000;
-    const tokens = await this.redis.zrangebyscore(this.keys.tokens(wkIdentity, side), since, '+inf');
+    const tokens = await this.redis.zrangebyscore(
+      this.keys.tokens(wkIdentity, side),
+      liveTokensSince(),
+      '+inf',
+    );
     const owners = await Promise.all(
       tokens.map((token) => this.redis.get(this.keys.tokenOwner(side, token))),
     );
