@@ -51,8 +51,9 @@ function load(api: TestApi, prefix: string, writers = 4) {
 }
 
 /**
- * Failover with REDIS_WAIT_REPLICAS=1 on the topologies that have replicas. Each topology is started once; a
- * frozen replica comes first (it is thawed again), then a master is killed under load.
+ * Failover with REDIS_WAIT_REPLICAS=1 on the topologies that have replicas. Each case starts from a fresh, healthy
+ * topology: a case that kills a master leaves a node rejoining and clients reconnecting, which is not the next
+ * case's starting point.
  */
 for (const name of ['sentinel', 'cluster'] as TopologyName[]) {
   describe(`failover on a ${name} Redis`, function () {
@@ -62,13 +63,13 @@ for (const name of ['sentinel', 'cluster'] as TopologyName[]) {
     let worker: TestWorker;
     let env: Record<string, string>;
 
-    before(async () => {
+    beforeEach(async () => {
       topology = await startTopology(name);
       env = { ...topology.env, REDIS_WAIT_REPLICAS: '1', REDIS_WAIT_TIMEOUT_MS: '300' };
       api = await startTestApi(env);
       worker = await startTestWorker(env);
     });
-    after(async () => {
+    afterEach(async () => {
       await worker?.stop();
       await api?.stop();
       await topology?.stop();
