@@ -245,7 +245,7 @@ for (const name of TOPOLOGIES) {
       const market = new MarketStore(topology.admin, keys);
       await market.saveRatesPart('crypto', { btc: 50_000, eth: 2_000 }, new Date('2026-01-01T00:00:00Z'));
       await market.saveRatesPart('fiat', { EUR: 0.9 }, new Date('2026-01-01T00:00:01Z'));
-      await market.saveFees([
+      const fees = [
         {
           coin: 'btc',
           economy: 1,
@@ -254,7 +254,8 @@ for (const name of TOPOLOGIES) {
           recommended: 2,
           updatedAt: '2026-01-01T00:00:00.000Z',
         },
-      ]);
+      ];
+      await market.saveFees(fees);
       const address = `0x${'ab'.repeat(20)}`;
       const token = { network: 'eth', address, name: 'T', symbol: 'T', decimals: 6, logo: null };
       await market.saveToken('eth', address, token);
@@ -263,16 +264,7 @@ for (const name of TOPOLOGIES) {
         BTC: 1 / 50_000,
         ETH: 1 / 2_000,
       });
-      expect((await get(api.url, '/v1/networkfees')).body.data).to.deep.equal([
-        {
-          coin: 'btc',
-          economy: 1,
-          normal: 2,
-          fast: 3,
-          recommended: 2,
-          updatedAt: '2026-01-01T00:00:00.000Z',
-        },
-      ]);
+      expect((await get(api.url, '/v1/networkfees')).body.data).to.deep.equal(fees);
       expect((await get(api.url, `/v1/tokeninfo/eth/0x${'AB'.repeat(20)}`)).body).to.deep.equal({
         success: true,
         data: token,
