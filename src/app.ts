@@ -3,14 +3,11 @@ import { RateLimiterMemory } from 'rate-limiter-flexible';
 import type { AuthGate } from './auth/gate.js';
 import type { AuthRoute, Config } from './config.js';
 import { signedBody } from './http/auth.js';
-import { accessLog } from './http/access-log.js';
 import type { RelayState } from './http/context.js';
-import { connectionGuard } from './http/connection-guard.js';
 import { corsPolicy } from './http/cors.js';
-import { errorEnvelope } from './http/error-envelope.js';
 import { sharedLimiter } from './http/limiters.js';
 import { GlobalLimit, rateLimit, writeBudget } from './http/rate-limit.js';
-import { requestId } from './http/request-id.js';
+import { requestFrame } from './http/request-frame.js';
 import { createRouter, foldsRateLimit, isV1, unmatched } from './http/routing.js';
 import type { Logger } from './log.js';
 import type { RedisClient } from './redis/clients.js';
@@ -139,15 +136,7 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
     windowSeconds,
   );
 
-  app.use(async (ctx, next) => {
-    // Keep-alive clients of a draining pod are told to reconnect, so the load balancer moves them elsewhere.
-    if (deps.readiness.draining()) ctx.set('Connection', 'close');
-    await next();
-  });
-  app.use(requestId(log));
-  app.use(connectionGuard(config.connections));
-  app.use(accessLog());
-  app.use(errorEnvelope());
+  app.use(requestFrame(log, config.connections, deps.readiness));
   app.use(corsPolicy(config.corsOrigins));
   app.use(rateLimit(globalLimit, isV1, foldsRateLimit));
   app.use(unmatched(router));

@@ -1,6 +1,5 @@
-import type { Middleware } from 'koa';
 import { recordHttpRequest } from '../metrics.js';
-import type { RelayState } from './context.js';
+import type { RelayContext } from './context.js';
 
 interface RoutedContext {
   _matchedRoute?: unknown;
@@ -21,24 +20,16 @@ export function routeTemplate(ctx: object): string {
 
 /**
  * One line per request (method, route template, status, duration; never bodies, payloads or tokens) and the
- * request metrics, from one clock reading and one route lookup.
+ * request metrics, from one route lookup. Called by the request frame once the status is final.
  */
-export function accessLog(): Middleware<RelayState> {
-  return async (ctx, next) => {
-    const started = process.hrtime.bigint();
-    try {
-      await next();
-    } finally {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      const route = routeTemplate(ctx);
-      recordHttpRequest(ctx.method, route, ctx.status, ms / 1000);
-      ctx.state.log.info('request', {
-        method: ctx.method,
-        route,
-        status: ctx.status,
-        ms: Math.round(ms * 10) / 10,
-        ip: ctx.ip,
-      });
-    }
-  };
+export function logRequest(ctx: RelayContext, ms: number): void {
+  const route = routeTemplate(ctx);
+  recordHttpRequest(ctx.method, route, ctx.status, ms / 1000);
+  ctx.state.log.info('request', {
+    method: ctx.method,
+    route,
+    status: ctx.status,
+    ms: Math.round(ms * 10) / 10,
+    ip: ctx.ip,
+  });
 }

@@ -23,6 +23,8 @@ const IPV4_MAPPED = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i;
  * give each client 2^64 budgets. An IPv4-mapped address counts as the IPv4 address.
  */
 export function ipBucket(ip: string): string {
+  // Every request asks: an IPv4 address is its own bucket, without the parsing below.
+  if (!ip.includes(':')) return ip;
   const mapped = IPV4_MAPPED.exec(ip);
   if (mapped) return mapped[1]!;
   const address = ip.split('%')[0]!;

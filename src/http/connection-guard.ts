@@ -1,8 +1,7 @@
+import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Middleware } from 'koa';
+import type { Logger } from '../log.js';
 import { AnswerSlots } from './answer-slots.js';
-import { ipBucket } from './client-ip.js';
-import type { RelayState } from './context.js';
 
 export interface ConnectionLimits {
   /** A response not fully handed to the kernel this long after the app finished it closes its connection. */
@@ -14,9 +13,10 @@ export interface ConnectionLimits {
 }
 
 interface Connection {
+  /** Requests of the connection that have arrived and whose response has not closed yet. */
   inFlight: number;
-  /** Settles when the connection's latest response has been handed to the kernel, or the connection closed. */
-  previous: Promise<void>;
+  /** The pipelined requests waiting for the one before them, in arrival order. */
+  waiting: (() => void)[];
   closed: Promise<void>;
 }
 
@@ -26,10 +26,25 @@ function connectionOf(socket: Socket): Connection {
   let connection = connections.get(socket);
   if (!connection) {
     const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-    connection = { inFlight: 0, previous: Promise.resolve(), closed };
+    connection = { inFlight: 0, waiting: [], closed };
     connections.set(socket, connection);
   }
   return connection;
+}
+
+/** What the request frame tells the guard of one request. */
+export interface GuardedRequest {
+  res: ServerResponse;
+  socket: Socket;
+  /** The client's rate-limit bucket (ipBucket). */
+  bucket: string;
+  ip: string;
+  log: Logger;
+}
+
+/** A request the guard admitted: `handled` once its route is done, so the drain timer can start. */
+export interface Admission {
+  handled(): void;
 }
 
 /**
@@ -41,49 +56,74 @@ function connectionOf(socket: Socket): Connection {
  * does not take within `drainTimeoutMs`. The kernel takes several megabytes of each connection's answers
  * before that timer can start, so across connections one address's answers in progress are capped too
  * (`answersPerIp`, AnswerSlots).
- * Placed right after requestId: Koa enters it synchronously as Node emits each request.
+ *
+ * The common request (nothing before it on its connection, a free slot) is admitted in the same tick and costs
+ * one listener on its response: this runs for every request of the API.
  */
-export function connectionGuard(limits: ConnectionLimits): Middleware<RelayState> {
-  const slots = new AnswerSlots(limits.answersPerIp);
-  return async (ctx, next) => {
-    const { res } = ctx;
-    const socket = ctx.req.socket;
+export class ConnectionGuard {
+  private readonly slots: AnswerSlots;
+
+  constructor(private readonly limits: ConnectionLimits) {
+    this.slots = new AnswerSlots(limits.answersPerIp);
+  }
+
+  /**
+   * The request's admission, or undefined when its connection is (now) closed and nothing must be answered.
+   * A promise only when the request has to wait: behind its connection's previous answer, or for a slot.
+   */
+  admit(request: GuardedRequest): Admission | undefined | Promise<Admission | undefined> {
+    const { res, socket } = request;
     const connection = connectionOf(socket);
-    if (connection.inFlight >= limits.maxInFlight || socket.destroyed) {
+    if (connection.inFlight >= this.limits.maxInFlight || socket.destroyed) {
       // The rest of a closed connection's buffered requests still arrive here; one line says it all.
       if (!socket.destroyed)
-        ctx.state.log.info('connection closed: too many pipelined requests', { ip: ctx.ip });
+        request.log.info('connection closed: too many pipelined requests', { ip: request.ip });
       socket.destroy();
-      ctx.respond = false;
-      return;
+      return undefined;
     }
     const waits = connection.inFlight > 0;
     connection.inFlight++;
-    const previous = connection.previous;
-    let done!: () => void;
-    connection.previous = new Promise<void>((resolve) => (done = resolve));
-    res.once('close', () => {
+    let release: (() => void) | undefined;
+    let drain: NodeJS.Timeout | undefined;
+    // 'close' follows 'finish' and a lost connection alike: the one place this request's holdings end.
+    res.on('close', () => {
       connection.inFlight--;
-      done();
-    });
-    // The common case, one request at a time, does not wait at all.
-    if (waits) await Promise.race([previous, connection.closed]);
-    const slot = socket.destroyed ? undefined : slots.acquire(ipBucket(ctx.ip));
-    const release = slot instanceof Promise ? await slot : slot;
-    if (!release || socket.destroyed) {
+      connection.waiting.shift()?.();
       release?.();
-      ctx.respond = false;
-      return;
+      clearTimeout(drain);
+    });
+    const admission: Admission = {
+      handled: () => {
+        if (res.closed) return;
+        drain = setTimeout(() => {
+          if (!socket.destroyed)
+            request.log.info('connection closed: response not drained', { ip: request.ip });
+          socket.destroy();
+        }, this.limits.drainTimeoutMs);
+        drain.unref();
+      },
+    };
+    const seated = (slot: () => void): Admission | undefined => {
+      release = slot;
+      if (!socket.destroyed) return admission;
+      slot();
+      return undefined;
+    };
+    if (!waits) {
+      const slot = this.slots.acquire(request.bucket);
+      return slot instanceof Promise ? slot.then(seated) : seated(slot);
     }
-    // Held until the answer has left the process, or the connection closed ('close' follows both).
-    res.once('close', release);
-    await next();
-    const timer = setTimeout(() => {
-      if (!socket.destroyed) ctx.state.log.info('connection closed: response not drained', { ip: ctx.ip });
-      socket.destroy();
-    }, limits.drainTimeoutMs);
-    timer.unref();
-    res.once('finish', () => clearTimeout(timer));
-    res.once('close', () => clearTimeout(timer));
-  };
+    return this.afterPrevious(connection, socket, request.bucket).then((slot) =>
+      slot ? seated(slot) : undefined,
+    );
+  }
+
+  private async afterPrevious(
+    connection: Connection,
+    socket: Socket,
+    bucket: string,
+  ): Promise<(() => void) | undefined> {
+    await Promise.race([new Promise<void>((resolve) => connection.waiting.push(resolve)), connection.closed]);
+    return socket.destroyed ? undefined : this.slots.acquire(bucket);
+  }
 }

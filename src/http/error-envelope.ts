@@ -1,8 +1,7 @@
-import type { Middleware } from 'koa';
 import { isRedisUnavailable } from '../redis/clients.js';
 import { errorFields } from '../log.js';
 import { recordRedisUnavailable } from '../metrics.js';
-import type { RelayContext, RelayState } from './context.js';
+import type { RelayContext } from './context.js';
 import { AppError, unavailable } from './errors.js';
 
 /** Maps whatever was thrown to the one AppError type; anything unexpected is a bug (500) and is logged. */
@@ -18,18 +17,12 @@ function toAppError(err: unknown, ctx: RelayContext): AppError {
   return new AppError('INTERNAL', 'Something went wrong on our side; it has been logged.');
 }
 
-/** The error envelope (docs/api.md#envelope-and-errors) for every failure that reaches Koa. */
-export function errorEnvelope(): Middleware<RelayState> {
-  return async (ctx, next) => {
-    try {
-      await next();
-    } catch (thrown) {
-      const err = toAppError(thrown, ctx);
-      ctx.status = err.status;
-      ctx.set(err.headers);
-      ctx.body = envelope(err, ctx.state.requestId);
-    }
-  };
+/** Answers whatever a request's handling threw in the error envelope (docs/api.md#envelope-and-errors). */
+export function answerError(ctx: RelayContext, thrown: unknown): void {
+  const err = toAppError(thrown, ctx);
+  ctx.status = err.status;
+  ctx.set(err.headers);
+  ctx.body = envelope(err, ctx.state.requestId);
 }
 
 /** The error body; also written by the server for requests that never reach Koa (see client-errors). */
