@@ -18,14 +18,15 @@ function limiterName(limiter: RateLimiterAbstract): string {
 }
 
 /**
- * The global limit's consume in Lua, for scripts that do a request's own work only within the limit. It is
- * rate-limiter-flexible's RateLimiterRedis script on the same key (KEYS[1], `<prefix>rl:api:<ip>`), so requests
- * counted here and by the library draw on one budget. ARGV[1] is the budget, ARGV[2] the window in seconds.
- * Over the budget the script stops before the request's work, which therefore changes nothing.
+ * The global limit's consume in Lua, for scripts that do a request's own work only within the limit. It keeps
+ * rate-limiter-flexible's RateLimiterRedis semantics on the same key (KEYS[1], `<prefix>rl:api:<ip>`: a counter
+ * that expires one window after its first point), so requests counted here and by the library draw on one
+ * budget; an INCR with the window set when the key has none does in two commands what the library's script
+ * does in three. ARGV[1] is the budget, ARGV[2] the window in seconds. Over the budget the script stops before
+ * the request's work, which therefore changes nothing.
  */
 const CONSUME_LUA = `
-redis.call('SET', KEYS[1], 0, 'EX', ARGV[2], 'NX')
-local consumed = redis.call('INCRBY', KEYS[1], 1)
+local consumed = redis.call('INCR', KEYS[1])
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl == -1 then
   redis.call('EXPIRE', KEYS[1], ARGV[2])

@@ -5,16 +5,13 @@ import type { Keys } from './keys.js';
 import { defineScript } from './scripts.js';
 import type { WriteAck } from './write-ack.js';
 
-// First read cuts the remaining lifetime to the grace period, never lengthening it; one script, so concurrent
-// reads on many pods all see the same record and the same expiry. `key` and `grace` name where the script finds
-// them: alone, or after the global limit's key and arguments (limitedScript).
+// First read cuts the remaining lifetime to the grace period, never lengthening it (EXPIRE … LT, Redis 7: a key
+// without expiry counts as expiring never, so it gets the grace too); one script, so concurrent reads on many
+// pods all see the same record and the same expiry. `key` and `grace` name where the script finds them: alone,
+// or after the global limit's key and arguments (limitedScript).
 const readWithGrace = (key: string, grace: string, done: string) => `
 local value = redis.call('GET', ${key})
-if value then
-  local ttl = redis.call('TTL', ${key})
-  local grace = tonumber(${grace})
-  if ttl > grace or ttl < 0 then redis.call('EXPIRE', ${key}, grace) end
-end
+if value then redis.call('EXPIRE', ${key}, ${grace}, 'LT') end
 ${done}
 `;
 const READ_WITH_GRACE = readWithGrace('KEYS[1]', 'ARGV[1]', 'return value');
