@@ -213,7 +213,7 @@ describe('real-time events (docs/api.md#real-time-events)', () => {
   it('a notice from another pod carries the record: delivered though the mailbox moved on, once per connection', async () => {
     const [key] = await joined('notice1', [{ api: b, side: 'key' }]);
     // A third pod's notices: a record the mailbox never held (replaced at once, as far as this pod can tell),
-    // the same record again, then garbage; then a real one from pod a.
+    // the same record again among garbage, the previous release's shape; then a real one from pod a.
     const record = {
       id: 'third-pod-record-id-0001',
       ...action('notice1', 'tx'),
@@ -224,9 +224,16 @@ describe('real-time events (docs/api.md#real-time-events)', () => {
     const third = new Server({ adapter: shardedAdapter(clients, a.config.keyPrefix, 'key') });
     try {
       await waitReady(clients.pub, 5000);
+      third.serverSideEmit(STORED_NOTICE, [['notice1', JSON.stringify(record)]]);
+      // The same record again, in a notice of several entries: garbage around it is skipped, not fatal.
+      third.serverSideEmit(STORED_NOTICE, [
+        ['notice1', '{not json'],
+        'notice1',
+        [{ wkIdentity: 'notice1' }, JSON.stringify(record)],
+        ['notice1', Buffer.from(JSON.stringify(record))],
+      ]);
+      // The previous release's shape (identity and record as two arguments) is ignored.
       third.serverSideEmit(STORED_NOTICE, 'notice1', JSON.stringify(record));
-      third.serverSideEmit(STORED_NOTICE, 'notice1', JSON.stringify(record));
-      third.serverSideEmit(STORED_NOTICE, 'notice1', '{not json');
       third.serverSideEmit(STORED_NOTICE, {
         wkIdentity: 'notice1',
         action: 'tx',

@@ -160,6 +160,23 @@ describe('POST /v1/ticket and POST /v1/contact (API side)', () => {
       expect((await post(api.url, '/v1/ticket', wide)).status).to.equal(200);
     });
 
+    it('counts a character outside the BMP (two UTF-16 units) once: 1,000 emoji fit a 1,000-character subject, 1,001 do not', async () => {
+      const fits = { ...ticket, subject: '😀'.repeat(1000) };
+      expect(fits.subject).to.have.length(2000);
+      expect((await post(api.url, '/v1/ticket', fits)).status).to.equal(200);
+      const over = await post(api.url, '/v1/ticket', { ...ticket, subject: `😀${'a'.repeat(1000)}` });
+      expect(over.status).to.equal(400);
+      expect(over.body.error.details).to.deep.equal([
+        { field: '/body/subject', message: 'must NOT have more than 1000 characters' },
+      ]);
+      // A lone surrogate is a character of its own, as ajv counts it.
+      const lone = await post(api.url, '/v1/contact', { ...contact, name: '\uD83D'.repeat(1001) });
+      expect(lone.status).to.equal(400);
+      expect(lone.body.error.details).to.deep.equal([
+        { field: '/body/name', message: 'must NOT have more than 1000 characters' },
+      ]);
+    });
+
     for (const path of ['/v1/ticket', '/v1/contact']) {
       it(`${path}: broken JSON → 400 INVALID_JSON`, async () => {
         const res = await post(api.url, path, '{"subject":');

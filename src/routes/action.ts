@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { ACTION_BODY_LIMIT, jsonBody } from '../http/body.js';
@@ -10,6 +9,7 @@ import { validator } from '../http/validate.js';
 import { actionBody } from '../schemas/action.js';
 import { idParams } from '../schemas/common.js';
 import type { ActionStore } from '../store/action-store.js';
+import { newRecordId } from '../record-id.js';
 import type { ActionRecord, ActionRequest } from '../types.js';
 
 const parseBody = validator<ActionRequest>('body', actionBody);
@@ -17,8 +17,7 @@ const parseParams = validator<{ id: string }>('params', idParams);
 
 function toRecord(body: ActionRequest, ttlSeconds: number, now = Date.now()): ActionRecord {
   return {
-    // 128 random bits: two POSTs in one millisecond are still two records.
-    id: randomBytes(16).toString('base64url'),
+    id: newRecordId(),
     chain: body.chain,
     wkIdentity: body.wkIdentity,
     action: body.action,

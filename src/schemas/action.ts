@@ -14,7 +14,7 @@ const utxo = {
         nonNegativeIntegerString('^(0|[1-9][0-9]{0,4}|100000)$'),
       ],
     },
-    scriptPubKey: { type: 'string', maxLength: 10_000, pattern: '^([0-9a-fA-F]{2})*$' },
+    scriptPubKey: { type: 'string', maxLength: 10_000, pattern: '^(?:[0-9a-fA-F]{2})*$' },
     satoshis: {
       description: 'an integer from 0 to 10^18, as a number or a digit string',
       anyOf: [
@@ -58,7 +58,7 @@ export const actionBody = {
         properties: { chain: { enum: UTXO_CHAINS }, action: { const: 'tx' } },
         required: ['chain', 'action'],
       },
-      then: { properties: { payload: { type: 'string', pattern: '^([0-9a-fA-F]{2})+$' } } },
+      then: { properties: { payload: { type: 'string', pattern: '^(?:[0-9a-fA-F]{2})+$' } } },
     },
     {
       if: {
