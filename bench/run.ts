@@ -518,7 +518,7 @@ async function main(): Promise<void> {
     const port = await freePort();
     return spawnChild({
       name,
-      nodeArgs: [...relayNodeArgs, ...entryArgs(runner, 'src/main.ts')],
+      nodeArgs: [...profileArgs, ...relayNodeArgs, ...entryArgs(runner, 'src/main.ts')],
       env: { ...RELAY_ENV, PORT: String(port), REDIS_URL: redis.url, METRICS_PORT: String(metricsPort) },
       port,
       readyPath: '/readyz',

@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { io, type Socket } from 'socket.io-client';
 import { freePort } from '../src/redis/server.js';
-import { memoryOf, round, type Child } from './children.js';
+import { cpuMsOf, memoryOf, round, type Child } from './children.js';
 import { drive, median, type Summary } from './load.js';
 
 export interface SocketsOptions {
@@ -250,6 +250,8 @@ export interface StormRound {
   ms99: number;
   msAll: number;
   joinsPerSecond: number;
+  /** The pod's CPU time (user + system) from the first connect until all had joined, per client, µs. */
+  podCpuUsPerJoin: number;
   listenOverflows: number;
 }
 
@@ -269,6 +271,7 @@ export async function stormPhase(options: StormOptions) {
     for (let round = 1; round <= rounds; round++) {
       const joinedBefore = await joinsOf(metricsPort);
       const overflowsBefore = await listenOverflows();
+      const cpuBefore = await cpuMsOf(pod.process.pid!);
       const started = performance.now();
       const sockets = Array.from({ length: clients }, (_, i) =>
         connect(pod, 'key', `storm-${round}-${i}`, ['websocket']),
@@ -284,18 +287,21 @@ export async function stormPhase(options: StormOptions) {
         300_000,
       );
       const msAll = performance.now() - started;
+      const podCpuMs = (await cpuMsOf(pod.process.pid!)) - cpuBefore;
       const row: StormRound = {
         round,
         clients,
         ms99: Math.round(ms99),
         msAll: Math.round(msAll),
         joinsPerSecond: Math.round((clients * 0.99 * 1000) / ms99),
+        podCpuUsPerJoin: Math.round((podCpuMs * 1000) / clients),
         listenOverflows: (await listenOverflows()) - overflowsBefore,
       };
       results.push(row);
       out(
         `round ${round}: 99 % joined in ${row.ms99} ms, all in ${row.msAll} ms: ${row.joinsPerSecond} joins/s ` +
-          `(goal ≥ 5,000/s on a quiet pod); listen-queue overflows ${row.listenOverflows}`,
+          `(goal ≥ 5,000/s on a quiet pod); the pod's CPU ${row.podCpuUsPerJoin} µs per join ` +
+          `(${Math.round(1e6 / row.podCpuUsPerJoin)} joins per CPU-second); listen-queue overflows ${row.listenOverflows}`,
       );
       for (const socket of sockets) socket.close();
       await until(
@@ -308,8 +314,12 @@ export async function stormPhase(options: StormOptions) {
       rounds: results,
       ms99: median(results.map((r) => r.ms99)),
       joinsPerSecond: median(results.map((r) => r.joinsPerSecond)),
+      podCpuUsPerJoin: median(results.map((r) => r.podCpuUsPerJoin)),
     };
-    out(`storm: median ${result.ms99} ms to 99 % joined, ${result.joinsPerSecond} joins/s`);
+    out(
+      `storm: median ${result.ms99} ms to 99 % joined, ${result.joinsPerSecond} joins/s; ` +
+        `the pod's CPU ${result.podCpuUsPerJoin} µs per join`,
+    );
     out();
     return result;
   } finally {
