@@ -156,7 +156,7 @@ describe('HTTP hardening', () => {
       expect(res.status).to.equal(400);
       expect(res.body.error.details).to.deep.equal([
         { field: '/body/path', message: 'must be a BIP32-style path such as 0-0, or empty' },
-        { field: '/body/payload', message: 'must match pattern "^([0-9a-fA-F]{2})+$"' },
+        { field: '/body/payload', message: 'must match pattern "^(?:[0-9a-fA-F]{2})+$"' },
       ]);
       const missing = await post(api.url, '/v1/action', {
         ...action,
