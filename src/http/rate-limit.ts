@@ -46,6 +46,17 @@ export function limitedScript(body: string): string {
 /** What a limitedScript answers: the limiter's count and time to reset, and the work's result unless refused. */
 export type LimitedReply<R> = [consumed: number, ttlMs: number, result?: R];
 
+/** A request's own Redis work, ready to run after the global limit (see GlobalLimit.around). */
+export interface LimitedWork<R> {
+  redis: RedisClient;
+  /** The work as a limitedScript; the limiter's key and arguments are put in front of `keys` and `args`. */
+  script: (keys: string[], args: (string | number)[]) => Promise<LimitedReply<R>>;
+  keys: string[];
+  args: (string | number)[];
+  /** The same work without the limit: what runs on a Cluster, after the limit's own round trip. */
+  alone: () => Promise<R>;
+}
+
 /**
  * The global per-IP limit on /v1 (RATE_LIMIT_POINTS per RATE_LIMIT_WINDOW_SECONDS), shared by every pod
  * through Redis, with rate-limiter-flexible's in-memory insurance while Redis is away. Every answer carries the
@@ -80,14 +91,8 @@ export class GlobalLimit {
    * work afterwards (two round trips, as before). While Redis is away the in-memory insurance still decides
    * between 429 and the store's error (503).
    */
-  async around<R>(
-    ctx: RelayContext,
-    redis: RedisClient,
-    script: (keys: string[], args: (string | number)[]) => Promise<LimitedReply<R>>,
-    keys: string[],
-    args: (string | number)[],
-    alone: () => Promise<R>,
-  ): Promise<R> {
+  async around<R>(ctx: RelayContext, work: LimitedWork<R>): Promise<R> {
+    const { redis, script, keys, args, alone } = work;
     if (redis instanceof Cluster) {
       await this.consume(ctx);
       return alone();
@@ -148,15 +153,9 @@ export class RequestLimit {
   }
 
   /** See GlobalLimit.around. */
-  around<R>(
-    redis: RedisClient,
-    script: (keys: string[], args: (string | number)[]) => Promise<LimitedReply<R>>,
-    keys: string[],
-    args: (string | number)[],
-    alone: () => Promise<R>,
-  ): Promise<R> {
+  around<R>(work: LimitedWork<R>): Promise<R> {
     this.spent = true;
-    return this.global.around(this.ctx, redis, script, keys, args, alone);
+    return this.global.around(this.ctx, work);
   }
 }
 

@@ -69,6 +69,8 @@ export class ActionStore {
   async readJson(wkIdentity: string, limit?: RequestLimit): Promise<string | null> {
     const key = this.keys.action(wkIdentity);
     const alone = () => this.redis.get(key);
-    return limit ? limit.around(this.redis, this.limitedRead, [key], [], alone) : alone();
+    return limit
+      ? limit.around({ redis: this.redis, script: this.limitedRead, keys: [key], args: [], alone })
+      : alone();
   }
 }

@@ -62,6 +62,8 @@ export class SyncStore {
     const key = this.keys.sync(walletIdentity);
     const grace = this.lifecycle.readGraceSeconds;
     const alone = () => (grace === 0 ? this.redis.getdel(key) : this.readWithGrace([key], [grace]));
-    return limit ? limit.around(this.redis, this.limitedRead, [key], [grace], alone) : alone();
+    return limit
+      ? limit.around({ redis: this.redis, script: this.limitedRead, keys: [key], args: [grace], alone })
+      : alone();
   }
 }
