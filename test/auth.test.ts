@@ -140,9 +140,11 @@ describe('identity-signed requests: the gate', () => {
   let client: RedisClient;
   let store: AuthStore;
   const admission = { route: 'action' as const, location: 'body' as const, body: vectorBody(), log: silent };
-  before(() => {
+  before(async () => {
     client = createRedis(testTopology(), 'store');
     store = new AuthStore(client, keys, new WriteAck(client, { waitReplicas: 0, waitTimeoutMs: 500 }));
+    // A fail-fast client refuses commands until it is connected.
+    await waitFor('the store client to connect', () => client.status === 'ready');
   });
   after(() => client.quit());
 
