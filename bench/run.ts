@@ -1,10 +1,11 @@
 /**
  * `npm run bench`: the relay against a bare node:http + ioredis server on the same Redis, interleaved rounds of
- * GET /v1/sync/{id} at 64 connections, POST /v1/action with a 10 KB payload, the cost of the push enqueue on that
- * POST (without and with a key token registered), the cost of a routed type's event (2 KB) against storing only, and a long run for the relay's memory. Loopback only; raw results go to .bench/. See docs/benchmarks.md.
+ * GET /v1/sync/{id} at 64 connections, POST /v1/action with a 10 KB payload, the cost of the push intent on that
+ * POST (without and with a key token registered), the cost of a routed type's event (2 KB), and of its event and
+ * push intent, against storing only, and a long run for the relay's memory. Loopback only; raw results go to .bench/. See docs/benchmarks.md.
  *
  *   npm run bench -- [--duration 10] [--rounds 5] [--connections 64] [--warmup 3] [--long 60]
- *                    [--runner dist|tsx] [--phase sync-get,action-post,push,push-tokens,routed,verify,signed,long,
+ *                    [--runner dist|tsx] [--phase sync-get,action-post,push,routed,routed-push,intake,verify,signed,long,
  *                    sockets,storm]
  *                    [--profile] [--relay-node-args=--flag] [--socket-clients 5000] [--socket-rate 200]
  *                    [--socket-seconds 20] [--signed-requests 4000] [--storm-clients 5000] [--backlog 4096]
@@ -37,6 +38,7 @@ import {
   type Runner,
 } from './children.js';
 import { drive, median, medianSummary, type Measured, type Summary } from './load.js';
+import { intakePhase } from './intake.js';
 import { signedPhase } from './signed.js';
 import { socketsPhase, stormPhase } from './sockets.js';
 import { verifyFigures } from './verify.js';
@@ -50,7 +52,10 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '3' },
     long: { type: 'string', default: '60' },
     runner: { type: 'string', default: 'dist' },
-    phase: { type: 'string', default: 'sync-get,action-post,push,push-tokens,routed,verify,signed,long' },
+    phase: {
+      type: 'string',
+      default: 'sync-get,action-post,push,routed,routed-push,intake,verify,signed,long',
+    },
     'signed-requests': { type: 'string', default: '4000' },
     'relay-node-args': { type: 'string', default: '' },
     profile: { type: 'boolean', default: false },
@@ -74,8 +79,9 @@ const PHASES = [
   'sync-get',
   'action-post',
   'push',
-  'push-tokens',
   'routed',
+  'routed-push',
+  'intake',
   'verify',
   'signed',
   'long',
@@ -307,29 +313,18 @@ async function pairedRounds(
 }
 
 /**
- * The push enqueue's share of POST /v1/action: a routed type (`tx`: stored, its event emitted, the key side's
- * tokens counted) against an unrouted one (stored only). The benchmark's pair has no token, so no job is added:
- * the push-tokens phase measures the job.
+ * The push's share of POST /v1/action: a routed type (`tx`: stored, its event emitted, its push intent appended)
+ * against an unrouted one (stored only). The benchmark runs no worker: intents wait in their stream (trimmed to an
+ * action's lifetime), as jobs did when the API queued them.
  */
 const PUSH_PAIR: Paired = {
-  title: 'POST /v1/action with and without the push enqueue',
+  title: 'POST /v1/action with and without the event and push intent',
   names: { with: 'postPush', without: 'postNoPush' },
   bodies: { with: ACTION_BODY, without: UNROUTED_BODY },
 };
 
-/**
- * The push job's share of POST /v1/action: PUSH_PAIR's bodies for a pair whose key side has a token registered
- * (see registerKeyToken), so the `tx` request's job is really added.
- */
+/** The pair of the routed-push phase, whose key side has a token registered (see registerKeyToken). */
 const TOKEN_PAIR_ID = 'bc1q' + 't'.repeat(58);
-const PUSH_TOKENS_PAIR: Paired = {
-  title: 'POST /v1/action with and without the push job (key token registered)',
-  names: { with: 'postPushJob', without: 'postNoPushJob' },
-  bodies: {
-    with: JSON.stringify({ ...(JSON.parse(ACTION_BODY) as object), wkIdentity: TOKEN_PAIR_ID }),
-    without: JSON.stringify({ ...(JSON.parse(UNROUTED_BODY) as object), wkIdentity: TOKEN_PAIR_ID }),
-  },
-};
 
 async function registerKeyToken(relay: Child): Promise<void> {
   const res = await fetch(`${relay.url}/v1/token`, {
@@ -358,6 +353,26 @@ const ROUTED_PAIR: Paired = {
       ...(JSON.parse(ACTION_BODY) as object),
       action: 'benchnote',
       payload: '0a'.repeat(1024),
+    }),
+  },
+};
+
+/**
+ * The issue's delivery goal: ROUTED_PAIR's 2 KB request under a type that is also pushed (its event and its push
+ * job), for the pair whose key side has a token, against the same request stored only.
+ */
+const ROUTED_PUSH_PAIR: Paired = {
+  title: 'POST /v1/action 2 KB routed and pushed (event and push intent) and stored only',
+  names: { with: 'routedPushed', without: 'storedOnlyTokens' },
+  bodies: {
+    with: JSON.stringify({
+      ...(JSON.parse(ROUTED_PAIR.bodies.with) as object),
+      action: 'benchpushed',
+      wkIdentity: TOKEN_PAIR_ID,
+    }),
+    without: JSON.stringify({
+      ...(JSON.parse(ROUTED_PAIR.bodies.without) as object),
+      wkIdentity: TOKEN_PAIR_ID,
     }),
   },
 };
@@ -437,7 +452,10 @@ const RELAY_ENV = {
   TOKEN_REGISTRATIONS_PER_HOUR: '1000000',
   ...(args.backlog ? { HTTP_BACKLOG: args.backlog } : {}),
   // The routed phase's type: emitted to the key sockets (the notice with the record), never pushed.
-  ACTION_TYPES_EXTRA: JSON.stringify([{ type: 'benchrouted', to: 'key', replay: true, push: null }]),
+  ACTION_TYPES_EXTRA: JSON.stringify([
+    { type: 'benchrouted', to: 'key', replay: true, push: null },
+    { type: 'benchpushed', to: 'key', replay: true, push: { title: 'Benchmark', body: 'Benchmark request' } },
+  ]),
 };
 
 async function main(): Promise<void> {
@@ -487,12 +505,21 @@ async function main(): Promise<void> {
   }
   const push = phases.has('push') && withAction ? await pairedRounds(relay, raw, PUSH_PAIR) : undefined;
   if (push) out();
-  if (phases.has('push-tokens') && withAction) await registerKeyToken(relay);
-  const pushTokens =
-    phases.has('push-tokens') && withAction ? await pairedRounds(relay, raw, PUSH_TOKENS_PAIR) : undefined;
-  if (pushTokens) out();
   const routed = phases.has('routed') && withAction ? await pairedRounds(relay, raw, ROUTED_PAIR) : undefined;
   if (routed) out();
+  if (phases.has('routed-push') && withAction) await registerKeyToken(relay);
+  const routedPush =
+    phases.has('routed-push') && withAction ? await pairedRounds(relay, raw, ROUTED_PUSH_PAIR) : undefined;
+  if (routedPush) out();
+  const intake = phases.has('intake') ? await intakePhase(redis.url, rounds) : undefined;
+  if (intake) {
+    out(
+      `a push job's making, µs of CPU (median of ${rounds} rounds of ${intake.intents}, in the benchmark process):`,
+    );
+    out(`  Queue.add per job (the API's share before push intents) ${intake.addUs}`);
+    out(`  the worker's intake per intent                          ${intake.intakeUs}`);
+    out();
+  }
   let verify: ReturnType<typeof verifyFigures> | undefined;
   if (phases.has('verify')) {
     verify = verifyFigures();
@@ -553,18 +580,16 @@ async function main(): Promise<void> {
   }
   if (post) out(`${'POST /v1/action relay'.padEnd(22)} ${fmt(post.median)}`);
   if (push) {
-    out(`POST /v1/action throughput with/without the push enqueue: median ${push.rpsRatio}`);
-    out(`POST /v1/action CPU per request with/without the push enqueue: median ${push.cpuRatio}`);
-  }
-  if (pushTokens) {
-    out(`POST /v1/action throughput with/without the push job (key token): median ${pushTokens.rpsRatio}`);
-    out(
-      `POST /v1/action CPU per request with/without the push job (key token): median ${pushTokens.cpuRatio}`,
-    );
+    out(`POST /v1/action throughput with/without the event and push intent: median ${push.rpsRatio}`);
+    out(`POST /v1/action CPU per request with/without the event and push intent: median ${push.cpuRatio}`);
   }
   if (routed) {
     out(`POST /v1/action 2 KB throughput routed/stored only: median ${routed.rpsRatio}`);
     out(`POST /v1/action 2 KB CPU per request routed/stored only: median ${routed.cpuRatio}`);
+  }
+  if (routedPush) {
+    out(`POST /v1/action 2 KB throughput routed and pushed/stored only: median ${routedPush.rpsRatio}`);
+    out(`POST /v1/action 2 KB CPU per request routed and pushed/stored only: median ${routedPush.cpuRatio}`);
   }
   if (signed) {
     out(`POST /v1/action CPU per request signed/unsigned: median ${signed.signedCpuRatio}`);
@@ -607,8 +632,9 @@ async function main(): Promise<void> {
         get,
         post,
         push,
-        pushTokens,
         routed,
+        routedPush,
+        intake,
         verify,
         signed,
         long,

@@ -13,7 +13,7 @@ import type { Logger } from './log.js';
 import type { RedisClient } from './redis/clients.js';
 import { partnerRegistry } from './partners.js';
 import { Upstream } from './providers/http.js';
-import { PushProducer, SupportProducer } from './queue/producer.js';
+import { SupportProducer } from './queue/producer.js';
 import { actionRoutes, type ActionEvents } from './routes/action.js';
 import { healthRoutes, type Readiness } from './routes/health.js';
 import { marketRoutes } from './routes/market.js';
@@ -38,7 +38,7 @@ export interface ApiDeps {
   redis: RedisClient;
   /** The rate limiters' own fail-fast client. */
   limiterRedis: RedisClient;
-  /** The BullMQ producer's own fail-fast client: a job is acknowledged only once Redis has it. */
+  /** The support producer's own fail-fast client: a job is acknowledged only once Redis has it. */
   queueRedis: RedisClient;
   readiness: Readiness;
   /**
@@ -79,14 +79,7 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
     signed: signedBody(deps.authGate, route),
   });
   syncRoutes(router, new SyncStore(redis, keys, config.sync, ack), guards('sync'));
-  actionRoutes(
-    router,
-    deps.actionStore,
-    config.action.ttlSeconds,
-    guards('action'),
-    new PushProducer(deps.queueRedis, config.keyPrefix, config.push, config.action.ttlSeconds, log),
-    deps.actionEvents,
-  );
+  actionRoutes(router, deps.actionStore, config.action.ttlSeconds, guards('action'), deps.actionEvents);
   tokenRoutes(
     router,
     new TokenStore(redis, keys, ack),

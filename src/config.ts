@@ -150,10 +150,12 @@ export interface PushConfig {
   timeoutMs: number;
   /**
    * First retry delay of a job whose tokens failed temporarily; each further attempt doubles it (with jitter).
-   * Stored on each job by the API, like `maxAttempts`.
+   * Stored on each job by the worker's intake, like `maxAttempts`.
    */
   retryBaseMs: number;
   maxAttempts: number;
+  /** An intent read by a worker that then went away is taken over by another after this long unacknowledged. */
+  intakeClaimMs: number;
 }
 
 /** The fields of a Google service-account JSON key that FCM HTTP v1 needs. */
@@ -411,8 +413,8 @@ function readServiceAccount(file: string): ServiceAccount {
 }
 
 /**
- * FCM without its key would fail every push: the roles that send refuse to start instead. API pods only enqueue,
- * so they need neither the file nor the variable, and the key stays off them.
+ * FCM without its key would fail every push: the roles that send refuse to start instead. API pods only append
+ * push intents, so they need neither the file nor the variable, and the key stays off them.
  */
 function readPush(env: EnvReader, role: Role): PushConfig {
   const provider = env.oneOf('PUSH_PROVIDER', 'log', ['fcm', 'log'] as const);
@@ -428,6 +430,7 @@ function readPush(env: EnvReader, role: Role): PushConfig {
     timeoutMs: env.int('PUSH_TIMEOUT_MS', 10_000, 100, 60_000),
     retryBaseMs: env.int('PUSH_RETRY_BASE_MS', 2_000, 10, 600_000),
     maxAttempts: env.int('PUSH_MAX_ATTEMPTS', 8, 1, 100),
+    intakeClaimMs: env.int('PUSH_INTAKE_CLAIM_MS', 30_000, 100, 3_600_000),
   };
 }
 

@@ -135,7 +135,14 @@ const pushSkipped = new Counter({
 
 const pushEnqueueMisses = new Counter({
   name: 'relay_push_enqueue_misses_total',
-  help: 'Stored actions whose push job could not be queued (the action was still stored and answered 200).',
+  help: 'Stored actions whose push intent could not be appended (the action was still stored and answered 200).',
+  registers: [registry],
+});
+
+const pushIntents = new Counter({
+  name: 'relay_push_intents_total',
+  help: "Push intents the worker's intake took, by outcome (queued: a push job was added; no_tokens: the side has no token; expired: the action expired first; malformed: not an intent of the relay's, dropped).",
+  labelNames: ['outcome'] as const,
   registers: [registry],
 });
 
@@ -226,6 +233,12 @@ export function recordPushSkipped(reason: 'superseded' | 'expired' | 'no_tokens'
 
 export function recordPushEnqueueMiss(): void {
   pushEnqueueMisses.inc();
+}
+
+export type IntentOutcome = 'queued' | 'no_tokens' | 'expired' | 'malformed';
+
+export function recordPushIntents(outcome: IntentOutcome, count: number): void {
+  if (count > 0) pushIntents.inc({ outcome }, count);
 }
 
 /** Counts a BullMQ worker's job outcomes; call once per Worker the worker role creates. */

@@ -78,7 +78,7 @@ describe('POST /v1/action and GET /v1/action/{id}', () => {
     expect(rest).to.deep.equal(reply);
   });
 
-  it('every POST is a new record with its own id and push job, even two in one millisecond', async () => {
+  it('every POST is a new record with its own id and push intent, even two in one millisecond', async () => {
     const token = { wkIdentity: 'bc1qsame', keyToken: 'fcm-device-same' };
     expect((await post(api.url, '/v1/token', token)).status).to.equal(200);
     const answers = await Promise.all(
@@ -88,9 +88,10 @@ describe('POST /v1/action and GET /v1/action/{id}', () => {
     expect(new Set(ids).size).to.equal(20);
     const stored = JSON.parse((await redis().get('relay:action:bc1qsame'))!);
     expect(ids).to.include(stored.id);
-    // One push job per record: none is taken for a repeat of another from the same millisecond.
-    const jobs = await redis().lrange('relay:{bull:push}:push:wait', 0, -1);
-    expect(jobs.sort()).to.deep.equal(ids.map((id) => `push-${id}`).sort());
+    // One push intent per record (one job each, the job id being the record's): none is taken for a repeat of
+    // another from the same millisecond.
+    const intents = await redis().xrange('relay:push:intents', '-', '+');
+    expect(intents.map(([, fields]) => fields[1]).sort()).to.deep.equal([...ids].sort());
   });
 
   it('keeps a 1,000,000-character payload byte for byte (body up to 2 MB)', async () => {

@@ -1,11 +1,8 @@
 import { expect } from 'chai';
 import { writeFileSync } from 'node:fs';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { createLogger } from '../src/log.js';
 import { registry } from '../src/metrics.js';
-import { PushProducer } from '../src/queue/producer.js';
-import { PUSH_QUEUE, pushJobId, tokenDigest } from '../src/queue/push-jobs.js';
-import { createRedis } from '../src/redis/clients.js';
+import { intentFields, PUSH_QUEUE, pushJobId, tokenDigest } from '../src/queue/push-jobs.js';
 import { keysFor } from '../src/store/keys.js';
 import { WriteAck } from '../src/store/write-ack.js';
 import { queueKey } from '../src/queue/prefix.js';
@@ -23,9 +20,14 @@ import {
   UNREGISTERED,
 } from './helpers/fake-fcm.js';
 import { parsePrometheus, valueOf } from './helpers/prometheus.js';
-import { redis, testTopology } from './helpers/redis.js';
+import { createRedis } from '../src/redis/clients.js';
+import { redis, testRedis, testTopology } from './helpers/redis.js';
 import { waitFor } from './helpers/wait.js';
 import { startTestWorker, type TestWorker } from './helpers/worker.js';
+import { INTAKE_GROUP, PushIntake } from '../worker/push-intake.js';
+import { Queue } from 'bullmq';
+import { createLogger } from '../src/log.js';
+import { queuePrefix } from '../src/queue/prefix.js';
 
 const PAIR = 'bc1q' + 'p'.repeat(58);
 const OTHER_PAIR = 'bc1q' + 'o'.repeat(58);
@@ -34,13 +36,23 @@ const TX = { chain: 'btc', wkIdentity: PAIR, action: 'tx', payload: PAYLOAD, pat
 const TXID = { chain: 'btc', wkIdentity: PAIR, action: 'txid', payload: 'f'.repeat(64) };
 /** Long and distinctive, so any leak of one into a log or a push is found by a plain search. */
 const token = (name: string) => `fcm-device-${name}-${'t'.repeat(140)}`;
-const silent = createLogger('error', {}, () => {});
 const keys = keysFor('relay:');
 
 const jobKey = (id: string) => queueKey('relay:', PUSH_QUEUE, id);
 const isCompleted = async (id: string) =>
   (await redis().zscore(queueKey('relay:', PUSH_QUEUE, 'completed'), id)) !== null;
 const jobData = async (id: string) => JSON.parse((await redis().hget(jobKey(id), 'data'))!);
+const intents = async () =>
+  (await redis().xrange(keys.pushIntents, '-', '+')).map(([, fields]) => Object.fromEntries(pairs(fields)));
+const pairs = (fields: string[]) => fields.flatMap((f, i) => (i % 2 ? [] : [[f, fields[i + 1]!] as const]));
+/** Every intent ever appended, taken or not (XINFO STREAM's entries-added). */
+const intentsAppended = async () => {
+  if ((await redis().exists(keys.pushIntents)) === 0) return 0;
+  const info = (await redis().call('XINFO', 'STREAM', keys.pushIntents)) as unknown[];
+  return Number(info[info.indexOf('entries-added') + 1]);
+};
+const intentsTaken = () =>
+  waitFor('every intent taken', async () => (await redis().xlen(keys.pushIntents)) === 0);
 
 async function metric(name: string, labels: Record<string, string> = {}): Promise<number> {
   return valueOf(parsePrometheus(await registry.metrics()), name, labels);
@@ -64,6 +76,8 @@ describe('push notifications (docs/api.md#what-a-push-carries)', () => {
   };
   const startFcmWorker = async (env: Record<string, string> = {}) => {
     worker = await startTestWorker({
+      PUSH_RETRY_BASE_MS: '50',
+      PUSH_MAX_ATTEMPTS: '3',
       PUSH_PROVIDER: 'fcm',
       FCM_SERVICE_ACCOUNT_FILE: fcm.serviceAccountFile(),
       FCM_API_URL: fcm.url,
@@ -79,8 +93,7 @@ describe('push notifications (docs/api.md#what-a-push-carries)', () => {
   const owner = (name: string) => redis().get(keys.tokenOwner('key', token(name)));
 
   before(async () => {
-    // Retry delays and attempts are job options, set when the API adds the job.
-    api = await startTestApi({ PUSH_RETRY_BASE_MS: '50', PUSH_MAX_ATTEMPTS: '3' });
+    api = await startTestApi();
   });
   after(() => api.stop());
   beforeEach(async () => {
@@ -171,7 +184,9 @@ describe('push notifications (docs/api.md#what-a-push-carries)', () => {
       body: 'Open your wallet to continue',
     });
 
+    const appended = await intentsAppended();
     const note = await postAction({ ...TXID, action: 'somethingelse' });
+    expect(await intentsAppended()).to.equal(appended);
     expect(await redis().exists(jobKey(pushJobId(note)))).to.equal(0);
     expect(await redis().get(`relay:action:${PAIR}`)).to.include('somethingelse');
   });
@@ -381,74 +396,189 @@ describe('push notifications (docs/api.md#what-a-push-carries)', () => {
     });
   });
 
-  it('a side without tokens gets no job; once it has one, each action of that side gets its job', async () => {
+  it('the API appends one intent per pushed action; the intake queues a job only for a side with tokens', async () => {
     await register(PAIR, 'walletToken', 'w1');
-    const wait = () => redis().lrange(jobKey('wait'), 0, -1);
-    // The request goes to the key side, which has no token: stored and answered, no job.
+    // No worker yet: the intent waits in the stream, naming the record and never its payload.
     const unannounced = await postAction(TX);
     expect(await redis().get(`relay:action:${PAIR}`)).to.equal(JSON.stringify(unannounced));
-    expect(await wait()).to.deep.equal([]);
+    expect(await intents()).to.deep.equal([
+      { id: unannounced.id, wkIdentity: PAIR, action: 'tx', expiresAt: unannounced.expiresAt },
+    ]);
+    const taken = await metric('relay_push_intents_total', { outcome: 'no_tokens' });
+    await startFcmWorker();
+    // The key side has no token: the intent is taken and dropped, no job.
+    await intentsTaken();
     expect(await redis().exists(jobKey(pushJobId(unannounced)))).to.equal(0);
-    // A token past the registration TTL counts as none, as for the worker.
+    // A token past the registration TTL counts as none, as for the sender.
     await redis().zadd(keys.tokens(PAIR, 'key'), 1, token('expired'));
-    expect(await wait()).to.deep.equal([]);
-    await postAction(TX);
-    expect(await wait()).to.deep.equal([]);
+    const stale = await postAction(TX);
+    await intentsTaken();
+    expect(await redis().exists(jobKey(pushJobId(stale)))).to.equal(0);
+    expect(await metric('relay_push_intents_total', { outcome: 'no_tokens' })).to.equal(taken + 2);
     await redis().zrem(keys.tokens(PAIR, 'key'), token('expired'));
-    // The reply goes to the wallet side, which has one.
+    // The reply goes to the wallet side, which has one; then the key side gets one.
     const reply = await postAction(TXID);
+    await completed(reply);
     await register(PAIR, 'keyToken', 'k1');
     const request = await postAction(TX);
-    expect(await wait()).to.have.members([pushJobId(reply), pushJobId(request)]);
+    await completed(request);
+    expect(fcm.sentTo()).to.deep.equal([token('w1'), token('k1')]);
+    expect(await redis().hget(jobKey(pushJobId(request)), 'name')).to.equal('tx');
     expect(await jobData(pushJobId(request))).to.deep.equal({
       id: request.id,
       wkIdentity: PAIR,
       action: 'tx',
       expiresAt: request.expiresAt,
-      done: [],
+      done: [tokenDigest(token('k1'))],
     });
+    // Retries and retention are the worker's settings, stored on the job.
+    const opts = JSON.parse((await redis().hget(jobKey(pushJobId(request)), 'opts'))!);
+    expect(opts).to.include({ attempts: 3 });
+    expect(opts.backoff).to.deep.equal({ type: 'push', delay: 50 });
   });
 
-  it('a duplicate enqueue of the same stored record sends once', async () => {
+  it('a repeated intent of the same stored record sends once', async () => {
     await register(PAIR, 'keyToken', 'k1');
     const record = await postAction(TX);
-    const client = createRedis(testTopology(), 'failFast');
-    const producer = new PushProducer(
-      client,
-      api.config.keyPrefix,
-      api.config.push,
-      api.config.action.ttlSeconds,
-      silent,
-    );
-    try {
-      await producer.enqueue(record, silent);
-      await startFcmWorker();
-      await completed(record);
-      await producer.enqueue(record, silent);
-      await producer.enqueue(record, silent);
-    } finally {
-      client.disconnect();
-    }
+    const again = () => redis().xadd(keys.pushIntents, '*', ...intentFields(record));
+    await again();
+    await again();
+    await startFcmWorker();
+    await completed(record);
+    await again();
     // Give a second job every chance to run: another action's job completing means the queue moved past it.
     await register(OTHER_PAIR, 'keyToken', 'o1');
     await completed(await postAction({ ...TX, wkIdentity: OTHER_PAIR }));
+    await intentsTaken();
     expect(fcm.sentTo()).to.deep.equal([token('k1'), token('o1')]);
   });
 
-  it('when the queue cannot take the job the action is still stored, answered 200, and the miss counted', async () => {
+  it('an intent taken by a worker that went away is claimed by another and sent once', async () => {
+    await register(PAIR, 'keyToken', 'k1');
+    const record = await postAction(TX);
+    // A worker reads the intent, then dies before its job is queued: the intent stays pending on it.
+    await redis().xgroup('CREATE', keys.pushIntents, INTAKE_GROUP, '0');
+    const read = await redis().call(
+      'XREADGROUP',
+      'GROUP',
+      INTAKE_GROUP,
+      'gone-worker',
+      'COUNT',
+      10,
+      'STREAMS',
+      keys.pushIntents,
+      '>',
+    );
+    expect(JSON.stringify(read)).to.include(record.id);
+    await startFcmWorker({ PUSH_INTAKE_CLAIM_MS: '300' });
+    await completed(record);
+    await intentsTaken();
+    expect(fcm.sentTo()).to.deep.equal([token('k1')]);
+    expect(((await redis().xpending(keys.pushIntents, INTAKE_GROUP)) as unknown[])[0]).to.equal(0);
+  });
+
+  it('forgets workers that have gone and own no intent, never one that still owns intents', async () => {
+    await redis().xgroup('CREATE', keys.pushIntents, INTAKE_GROUP, '0', 'MKSTREAM');
+    await redis().xgroup('CREATECONSUMER', keys.pushIntents, INTAKE_GROUP, 'gone-idle');
+    await redis().xadd(keys.pushIntents, '*', 'hello', 'world');
+    await redis().call('XREADGROUP', 'GROUP', INTAKE_GROUP, 'gone-holding', 'STREAMS', keys.pushIntents, '>');
+    const consumers = async () =>
+      ((await redis().call('XINFO', 'CONSUMERS', keys.pushIntents, INTAKE_GROUP)) as string[][]).map(
+        (c) => c[1],
+      );
+    await new Promise((resolve) => setTimeout(resolve, 100)); // both idle longer than forgetAfterMs
+    const queueClient = createRedis(testTopology(), 'worker');
+    const queue = new Queue(PUSH_QUEUE, {
+      connection: queueClient,
+      prefix: queuePrefix('relay:', PUSH_QUEUE),
+    });
+    const intake = new PushIntake({
+      redis: createRedis(testTopology(), 'worker'),
+      keys,
+      queue,
+      jobOptions: {},
+      claimIdleMs: 60_000,
+      forgetAfterMs: 50,
+      log: createLogger('error', {}, () => {}),
+    });
+    intake.start();
+    try {
+      await waitFor('the idle consumer forgotten', async () => !(await consumers()).includes('gone-idle'));
+      // The one holding an intent stays, so another worker can still claim what it read.
+      expect(await consumers()).to.include('gone-holding');
+    } finally {
+      await intake.stop();
+      await queue.close();
+      queueClient.disconnect();
+    }
+  });
+
+  it('entries that are no intent of the relay, and expired intents, are dropped without a job', async () => {
+    await register(PAIR, 'keyToken', 'k1');
+    const malformed = await metric('relay_push_intents_total', { outcome: 'malformed' });
+    const expired = await metric('relay_push_intents_total', { outcome: 'expired' });
+    const record = await postAction(TX);
+    await redis().xadd(keys.pushIntents, '*', 'hello', 'world');
+    await redis().xadd(
+      keys.pushIntents,
+      '*',
+      ...intentFields({ ...record, id: 'x1', action: 'somethingelse' }),
+    );
+    await redis().xadd(keys.pushIntents, '*', ...intentFields({ ...record, id: 'x2', expiresAt: 'never' }));
+    // Not a record id: it would become a job id, in a shape BullMQ may refuse.
+    await redis().xadd(keys.pushIntents, '*', ...intentFields({ ...record, id: 'bad:id' }));
+    const past = new Date(Date.now() - 1000).toISOString();
+    await redis().xadd(keys.pushIntents, '*', ...intentFields({ ...record, id: 'x3', expiresAt: past }));
+    await startFcmWorker();
+    await completed(record);
+    await intentsTaken();
+    expect(await metric('relay_push_intents_total', { outcome: 'malformed' })).to.equal(malformed + 4);
+    expect(await metric('relay_push_intents_total', { outcome: 'expired' })).to.equal(expired + 1);
+    for (const id of ['x1', 'x2', 'x3', 'bad:id'])
+      expect(await redis().exists(jobKey(`push-${id}`))).to.equal(0);
+    expect(fcm.sentTo()).to.deep.equal([token('k1')]);
+  });
+
+  it('the intake outlives a Redis restart that lost its group, and takes the intents appended after it', async () => {
+    await startFcmWorker();
+    await waitFor('the intake’s group', async () => (await redis().exists(keys.pushIntents)) === 1);
+    await testRedis().stop();
+    await testRedis().start();
+    // Redis came back empty: no group, no stream, no tokens. The API stores again once it reconnected.
+    await waitFor('the API to store again', async () => {
+      const res = await post(api.url, '/v1/token', { wkIdentity: PAIR, keyToken: token('k1') });
+      return res.status === 200;
+    });
+    const record = await postAction(TX);
+    await completed(record);
+    expect(fcm.sentTo()).to.deep.equal([token('k1')]);
+    const messages = worker!.logs.map((line) => line.msg);
+    expect(messages).to.include.members(['push intake failed; retrying', 'push intake resumed']);
+  });
+
+  it('each append trims intents older than any action can live', async () => {
+    const old = Date.now() - (api.config.action.ttlSeconds + 60) * 1000;
+    await redis().xadd(keys.pushIntents, `${old}-0`, 'id', 'old1');
+    await redis().xadd(keys.pushIntents, `${old + 1}-0`, 'id', 'old2');
+    const record = await postAction(TX);
+    expect(await intents()).to.deep.equal([
+      { id: record.id, wkIdentity: PAIR, action: 'tx', expiresAt: record.expiresAt },
+    ]);
+  });
+
+  it('when the intent cannot be appended the action is still stored, answered 200, and the miss counted', async () => {
     await register(PAIR, 'keyToken', 'k1');
     const missesBefore = await metric('relay_push_enqueue_misses_total');
-    // BullMQ numbers every job from this key: a value that is no number makes every add fail inside Redis.
-    await redis().set(queueKey('relay:', PUSH_QUEUE, 'id'), 'not-a-number');
+    // A key of another type where the stream belongs makes every XADD fail inside Redis.
+    await redis().set(keys.pushIntents, 'not-a-stream');
     const res = await post(api.url, '/v1/action', TX);
     expect(res.status, res.text).to.equal(200);
     expect(res.body.data).to.include({ wkIdentity: PAIR, action: 'tx', payload: PAYLOAD });
     expect((await get(api.url, `/v1/action/${PAIR}`)).body.data).to.deep.equal(res.body.data);
     expect(await metric('relay_push_enqueue_misses_total')).to.equal(missesBefore + 1);
-    expect(api.logs.some((line) => line.msg === 'push job not queued' && line.action === 'tx')).to.equal(
-      true,
-    );
-    expect(await redis().exists(jobKey(pushJobId(res.body.data)))).to.equal(0);
+    const line = api.logs.find((entry) => entry.msg === 'push intent not appended');
+    expect(line).to.include({ action: 'tx', recordId: res.body.data.id });
+    expect(await redis().get(keys.pushIntents)).to.equal('not-a-stream');
   });
 
   it('PUSH_PROVIDER=log (default): logs the type and the token count, sends nothing', async () => {

@@ -2,8 +2,6 @@ import { expect } from 'chai';
 import { WebSocket } from 'ws';
 import { actionTypeRule, BUILT_IN_ACTION_TYPES as ACTION_TYPES, type Side } from '../src/action-types.js';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { queueKey } from '../src/queue/prefix.js';
-import { PUSH_QUEUE, pushJobId } from '../src/queue/push-jobs.js';
 import { Server } from 'socket.io';
 import { registry } from '../src/metrics.js';
 import { adapterClients, shardedAdapter } from '../src/realtime/adapter.js';
@@ -798,9 +796,10 @@ describe('ACTION_TYPES_EXTRA', () => {
       await waitFor('the reply', () => wallet!.received.length === 1);
       expect(key!.received).to.deep.equal([{ event: 'vaultrequest', data: request }]);
       expect(wallet!.received).to.deep.equal([{ event: 'vaultsigned', data: reply }]);
-      // A push of null: no job; a text: one.
-      expect(await redis().lrange(queueKey('relay:', PUSH_QUEUE, 'wait'), 0, -1)).to.deep.equal([
-        pushJobId(reply as { id: string }),
+      // A push of null: no push intent; a text: one.
+      const intents = await redis().xrange('relay:push:intents', '-', '+');
+      expect(intents.map(([, fields]) => fields.slice(0, 2))).to.deep.equal([
+        ['id', (reply as { id: string }).id],
       ]);
     } finally {
       await api.stop();

@@ -321,9 +321,13 @@ for (const name of TOPOLOGIES) {
           async () => (await topology.admin.zscore(queueKey('relay:', PUSH_QUEUE, 'completed'), id)) !== null,
         );
         expect(fcm.sentTo()).to.deep.equal([token('k1')]);
-        // A pair whose key side has no token: the token count, read beside the write, queues no job.
+        // A pair whose key side has no token: the intake takes its intent and queues no job.
         const unannounced = await post(api.url, '/v1/action', { ...action, wkIdentity: `${name}-notokens` });
         expect(unannounced.status).to.equal(200);
+        await waitFor(
+          'the intent taken',
+          async () => (await topology.admin.xlen('relay:push:intents')) === 0,
+        );
         const jobKey = queueKey('relay:', PUSH_QUEUE, pushJobId(unannounced.body.data));
         expect(await topology.admin.exists(jobKey)).to.equal(0);
         expect(await topology.admin.lrange(queueKey('relay:', PUSH_QUEUE, 'wait'), 0, -1)).to.deep.equal([]);

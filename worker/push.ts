@@ -6,7 +6,13 @@ import { recordPushMessages, recordPushSkipped } from '../src/metrics.js';
 import { createPushSender, type PushResult } from '../src/providers/push/index.js';
 import { logBullErrors } from '../src/queue/bull-errors.js';
 import { queuePrefix } from '../src/queue/prefix.js';
-import { PUSH_BACKOFF, PUSH_QUEUE, tokenDigest, type PushJob } from '../src/queue/push-jobs.js';
+import {
+  PUSH_BACKOFF,
+  PUSH_QUEUE,
+  pushJobOptions,
+  tokenDigest,
+  type PushJob,
+} from '../src/queue/push-jobs.js';
 import { createRedis } from '../src/redis/clients.js';
 import type { RoleHandle } from '../src/role.js';
 import { ActionStore } from '../src/store/action-store.js';
@@ -16,6 +22,7 @@ import { TokenStore } from '../src/store/token-store.js';
 import { WriteAck } from '../src/store/write-ack.js';
 import type { ActionRecord } from '../src/types.js';
 import { releaseAtShutdown, runQueueWorker } from './bullmq.js';
+import { PushIntake } from './push-intake.js';
 
 /** Pushes wait on the network, not the CPU: several jobs at a time keep a burst of actions moving. */
 const CONCURRENCY = 8;
@@ -123,7 +130,7 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
   const throttle = new PushThrottle(storeRedis, keys, config.pushPerPairPerMinute);
   const redis = createRedis(config.redis.topology, 'worker');
   const prefix = queuePrefix(config.keyPrefix, PUSH_QUEUE);
-  // For the queue-depth metric and rateLimit().
+  // For the queue-depth metric, rateLimit() and the intake's jobs.
   const queue = new Queue(PUSH_QUEUE, { connection: redis, prefix, skipVersionCheck: true });
   logBullErrors(queue, 'push queue', log);
 
@@ -198,7 +205,16 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
   });
   log.info('push worker started', { queue: PUSH_QUEUE, provider: sender.name, backoff: PUSH_BACKOFF });
   if (sender.name === 'log') log.warn('PUSH_PROVIDER=log: push notifications reach no device');
-  return runQueueWorker(
+  const intake = new PushIntake({
+    redis: createRedis(config.redis.topology, 'worker'),
+    keys,
+    queue,
+    jobOptions: pushJobOptions(config.push, config.action.ttlSeconds),
+    claimIdleMs: config.push.intakeClaimMs,
+    log,
+  });
+  intake.start();
+  const jobs = runQueueWorker(
     {
       worker,
       queue,
@@ -208,4 +224,10 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
     },
     log,
   );
+  return {
+    async stop() {
+      await intake.stop();
+      await jobs.stop();
+    },
+  };
 }

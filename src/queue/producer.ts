@@ -1,14 +1,11 @@
 import { Queue, type JobsOptions } from 'bullmq';
-import type { DeliveryConfig, PushConfig } from '../config.js';
-import { errorFields, type Logger } from '../log.js';
-import { recordPushEnqueueMiss } from '../metrics.js';
+import type { DeliveryConfig } from '../config.js';
+import type { Logger } from '../log.js';
 import type { RedisClient } from '../redis/clients.js';
 import type { Keys } from '../store/keys.js';
 import type { WriteAck } from '../store/write-ack.js';
-import type { ActionRecord } from '../types.js';
 import { logBullErrors } from './bull-errors.js';
 import { queueKey, queuePrefix } from './prefix.js';
-import { PUSH_QUEUE, pushJobId, pushJobOptions, pushSide, type PushJob } from './push-jobs.js';
 import {
   DEDUPE_SECONDS,
   SUPPORT_QUEUE,
@@ -98,35 +95,5 @@ export class SupportProducer {
     // Queued but not yet replicated (→ 503): the retry finds the job and the marker, and is not charged again.
     await this.ack.confirm(queueKey(this.keyPrefix, SUPPORT_QUEUE, id), marker);
     return id;
-  }
-}
-
-/**
- * The push producer of the action route. `enqueue` never fails: the action is stored and the socket event and
- * GET still deliver it, so a job the queue could not take is counted and logged, and the answer stays 200.
- */
-export class PushProducer {
-  private readonly jobs: JobProducer<PushJob>;
-
-  constructor(
-    redis: RedisClient,
-    keyPrefix: string,
-    push: PushConfig,
-    actionTtlSeconds: number,
-    log: Logger,
-  ) {
-    this.jobs = new JobProducer(redis, keyPrefix, PUSH_QUEUE, pushJobOptions(push, actionTtlSeconds), log);
-  }
-
-  async enqueue(record: ActionRecord, log: Logger): Promise<void> {
-    if (!pushSide(record.action)) return;
-    const { id, wkIdentity, action, expiresAt } = record;
-    const jobId = pushJobId(record);
-    try {
-      await this.jobs.add(action, { id, wkIdentity, action, expiresAt, done: [] }, jobId);
-    } catch (err) {
-      recordPushEnqueueMiss();
-      log.warn('push job not queued', { jobId, action, ...errorFields(err) });
-    }
   }
 }

@@ -3,7 +3,8 @@ import type { Middleware } from 'koa';
 import { ACTION_BODY_LIMIT, jsonBody } from '../http/body.js';
 import { okJson, type RelayState } from '../http/context.js';
 import { AppError } from '../http/errors.js';
-import type { PushProducer } from '../queue/producer.js';
+import { errorFields } from '../log.js';
+import { recordPushEnqueueMiss } from '../metrics.js';
 import { pushSide } from '../queue/push-jobs.js';
 import { validator } from '../http/validate.js';
 import { actionBody } from '../schemas/action.js';
@@ -43,19 +44,22 @@ export function actionRoutes(
   store: ActionStore,
   ttlSeconds: number,
   guards: { writeBudget: Middleware<RelayState>; signed: Middleware<RelayState> },
-  pushes: PushProducer,
   events: ActionEvents,
 ): void {
   router.post('/v1/action', jsonBody(ACTION_BODY_LIMIT), guards.writeBudget, guards.signed, async (ctx) => {
     const record = toRecord(parseBody(ctx.request.body), ttlSeconds);
-    const { json, hasTokens } = await store.save(record, pushSide(record.action));
+    const { json, intentMissed } = await store.save(record, pushSide(record.action) !== undefined);
     // The emit runs after this handler's awaits (setImmediate), so it never delays or fails the answer.
     events.stored(record, json);
-    // Only after the write, so a job always names a record that was stored; it never fails the request. A side
-    // without tokens gets no job: there is no one to push to. A token registered between the write and this
-    // answer is a benign race: that app registered while the request was already stored, and it reads the
-    // mailbox (or gets the socket event) on its own; the next action is pushed to it.
-    if (hasTokens) await pushes.enqueue(record, ctx.state.log);
+    // A push that could not be announced never fails a stored action: the socket event and GET deliver it.
+    if (intentMissed !== undefined) {
+      recordPushEnqueueMiss();
+      ctx.state.log.warn('push intent not appended', {
+        recordId: record.id,
+        action: record.action,
+        ...errorFields(intentMissed),
+      });
+    }
     okJson(ctx, json);
   });
 

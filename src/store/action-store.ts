@@ -1,9 +1,10 @@
 import { limitedScript, type LimitedReply, type RequestLimit } from '../http/rate-limit.js';
+import { Cluster } from 'ioredis';
+import { intentFields } from '../queue/push-jobs.js';
 import { waitReady, type RedisClient } from '../redis/clients.js';
 import type { ActionRecord } from '../types.js';
-import type { Keys, TokenSide } from './keys.js';
+import type { Keys } from './keys.js';
 import { defineScript } from './scripts.js';
-import { liveTokensSince } from './token-store.js';
 import type { WriteAck } from './write-ack.js';
 
 /**
@@ -15,8 +16,8 @@ const LIMITED_READ = limitedScript(`return {consumed, ttl, redis.call('GET', KEY
 export interface SavedAction {
   /** The record as stored (JSON text), so the answer needs no second serialization. */
   json: string;
-  /** Whether the side named in `save` had push tokens when the record was written. */
-  hasTokens: boolean;
+  /** Why the push intent asked for could not be appended; the record is stored all the same. */
+  intentMissed?: unknown;
 }
 
 export class ActionStore {
@@ -37,24 +38,38 @@ export class ActionStore {
   }
 
   /**
-   * Stores the record. With `pushSide`, also tells whether that side of the pair has push tokens, read in the
-   * same round trip as the write: the mailbox and the token set are in different hash slots (on a cluster, maybe
-   * on different nodes), so no script may hold both; the two commands are sent at once instead. A count that
-   * could not be read counts as tokens present, so a push is never skipped for want of an answer.
+   * Stores the record and, with `announce`, appends its push intent in the same round trip: the worker's intake
+   * turns intents into push jobs, so the write path pays one command, not BullMQ's job. An intent must never
+   * reach Redis before the record it names (the worker would find the mailbox without it and skip the push): on
+   * one connection (a single Redis, a Sentinel master) commands run in the order sent, so both go at once; on a
+   * cluster the stream may live on another node, so the intent waits for the write's answer there. Two plain
+   * commands rather than one script: a script saved the API about 5 µs but cost Redis, the part that does not
+   * scale out, 8 µs more per write (docs/benchmarks.md). With REDIS_WAIT_REPLICAS the intent is replicated like
+   * the record.
    */
-  async save(record: ActionRecord, pushSide?: TokenSide): Promise<SavedAction> {
+  async save(record: ActionRecord, announce: boolean): Promise<SavedAction> {
     const json = JSON.stringify(record);
     const key = this.keys.action(record.wkIdentity);
-    const [, tokens] = await Promise.all([
-      this.redis.set(key, json, 'EX', this.ttlSeconds),
-      pushSide === undefined
-        ? 0
-        : this.redis
-            .zcount(this.keys.tokens(record.wkIdentity, pushSide), liveTokensSince(), '+inf')
-            .catch(() => 1),
+    const stored = this.redis.set(key, json, 'EX', this.ttlSeconds);
+    if (announce && this.redis instanceof Cluster) await stored;
+    const [, intentMissed] = await Promise.all([
+      stored,
+      announce
+        ? this.appendIntent(record).then(
+            () => undefined,
+            (err: unknown) => err ?? new Error('XADD failed'),
+          )
+        : undefined,
     ]);
-    await this.ack.confirm(key);
-    return { json, hasTokens: tokens > 0 };
+    const appended = announce && intentMissed === undefined;
+    await this.ack.confirm(key, ...(appended ? [this.keys.pushIntents] : []));
+    return { json, intentMissed };
+  }
+
+  /** Entries older than any action can live announce nothing any more: each append trims them. */
+  private appendIntent(record: ActionRecord) {
+    const minId = Date.now() - this.ttlSeconds * 1000;
+    return this.redis.xadd(this.keys.pushIntents, 'MINID', minId, '*', ...intentFields(record));
   }
 
   /** Resolves once the mailbox's client is connected; rejects after `timeoutMs`. */

@@ -32,6 +32,8 @@ export interface Keys {
   authPin(wkIdentity: string, side: TokenSide): string;
   /** Pushes sent to one side of the pair in the current minute. */
   pushCount(wkIdentity: string, side: TokenSide): string;
+  /** The stream of push intents the action route appends to and the worker's intake reads (queue/push-jobs.ts). */
+  pushIntents: string;
 }
 
 const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
@@ -51,5 +53,6 @@ export function keysFor(prefix: string): Keys {
     authNonce: (id, nonce) => `${prefix}authnonce:{${id}}:${nonce}`,
     authPin: (id, side) => `${prefix}authpin:{${id}}:${side}`,
     pushCount: (id, side) => `${prefix}pushrate:{${id}}:${side}`,
+    pushIntents: `${prefix}push:intents`,
   };
 }

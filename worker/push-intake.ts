@@ -1,0 +1,208 @@
+import { hostname } from 'node:os';
+import type { JobsOptions, Queue } from 'bullmq';
+import { errorFields, type Logger } from '../src/log.js';
+import { recordPushIntents, type IntentOutcome } from '../src/metrics.js';
+import { jobOfIntent, pushJobId, pushSide, type PushJob } from '../src/queue/push-jobs.js';
+import type { RedisClient } from '../src/redis/clients.js';
+import { settlesWithin } from '../src/role.js';
+import type { Keys } from '../src/store/keys.js';
+import { liveTokensSince } from '../src/store/token-store.js';
+import { RELEASE_MS } from './bullmq.js';
+
+/** The consumer group every worker reads the intents through: each intent is owned by one worker at a time. */
+export const INTAKE_GROUP = 'push-intake';
+const BATCH = 200;
+const BLOCK_MS = 1000;
+const RETRY_MS = 1000;
+/**
+ * A consumer (a worker that has gone) is forgotten once it owns nothing and was idle this long: far longer than a
+ * live worker's pause between reads, since forgetting a consumer also drops whatever it read meanwhile.
+ */
+const FORGET_CONSUMER_MS = 3_600_000;
+
+type StreamEntry = [id: string, fields: string[] | null];
+
+export interface IntakeParts {
+  /** A connection of its own: the intake blocks on it while waiting for intents. */
+  redis: RedisClient;
+  keys: Keys;
+  /** The push queue the jobs go to. */
+  queue: Queue;
+  jobOptions: JobsOptions;
+  claimIdleMs: number;
+  log: Logger;
+  /** Defaults to an hour. */
+  forgetAfterMs?: number;
+}
+
+/**
+ * Turns the push intents the action route appends (docs/operations.md#push-queue) into push jobs. An intent is
+ * acknowledged and deleted only once its job is in the queue (or it needs none), so a worker that dies holding
+ * intents leaves them pending; another worker claims them after `claimIdleMs`. Queuing an intent twice is
+ * harmless: the job id is the record's, and BullMQ keeps one job per id.
+ */
+export class PushIntake {
+  private readonly consumer = `${hostname()}-${process.pid}`;
+  private readonly stream: string;
+  private stopping = false;
+  private running: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  private groupReady = false;
+  /** After a start or a failure, this consumer's own unacknowledged intents are taken before new ones. */
+  private ownFirst = true;
+  private claimCursor = '0-0';
+  private nextClaimAt = 0;
+  private failing = false;
+
+  constructor(private readonly parts: IntakeParts) {
+    this.stream = parts.keys.pushIntents;
+  }
+
+  start(): void {
+    this.running = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wake?.();
+    // Ends a blocked read at once; an intent taken but not acknowledged stays pending for the next worker.
+    this.parts.redis.disconnect();
+    await settlesWithin(this.running ?? Promise.resolve(), RELEASE_MS);
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      try {
+        if (!this.groupReady) await this.createGroup();
+        const entries = await this.next();
+        if (entries.length > 0) await this.take(entries);
+        if (this.failing) this.parts.log.info('push intake resumed');
+        this.failing = false;
+      } catch (err) {
+        if (this.stopping) return;
+        // NOGROUP: the stream went away with its group (a Redis restarted empty, a FLUSHALL).
+        if (err instanceof Error && err.message.startsWith('NOGROUP')) this.groupReady = false;
+        this.ownFirst = true;
+        if (!this.failing) this.parts.log.warn('push intake failed; retrying', errorFields(err));
+        this.failing = true;
+        await this.pause(RETRY_MS);
+      }
+    }
+  }
+
+  private async createGroup(): Promise<void> {
+    try {
+      // From the stream's start: intents appended before any worker ran are still taken.
+      await this.parts.redis.xgroup('CREATE', this.stream, INTAKE_GROUP, '0', 'MKSTREAM');
+    } catch (err) {
+      if (!(err instanceof Error && err.message.startsWith('BUSYGROUP'))) throw err;
+    }
+    this.groupReady = true;
+  }
+
+  /** Intents of a worker that went away first, then this worker's own unacknowledged ones, then new ones. */
+  private async next(): Promise<StreamEntry[]> {
+    if (Date.now() >= this.nextClaimAt) {
+      const claimed = await this.claim();
+      if (claimed.length > 0) return claimed;
+    }
+    if (this.ownFirst) {
+      const own = await this.read('0');
+      if (own.length > 0) return own;
+      this.ownFirst = false;
+    }
+    return this.read('>');
+  }
+
+  private async read(from: '0' | '>'): Promise<StreamEntry[]> {
+    const block = from === '>' ? ['BLOCK', BLOCK_MS] : [];
+    const reply = (await this.parts.redis.call(
+      'XREADGROUP',
+      'GROUP',
+      INTAKE_GROUP,
+      this.consumer,
+      'COUNT',
+      BATCH,
+      ...block,
+      'STREAMS',
+      this.stream,
+      from,
+    )) as [string, StreamEntry[]][] | null;
+    return reply?.[0]?.[1] ?? [];
+  }
+
+  /** One step of XAUTOCLAIM's walk over the pending intents; a finished walk forgets consumers long gone. */
+  private async claim(): Promise<StreamEntry[]> {
+    const { redis, claimIdleMs } = this.parts;
+    const [cursor, entries] = (await redis.xautoclaim(
+      this.stream,
+      INTAKE_GROUP,
+      this.consumer,
+      claimIdleMs,
+      this.claimCursor,
+      'COUNT',
+      BATCH,
+    )) as [string, StreamEntry[]];
+    this.claimCursor = cursor;
+    if (cursor === '0-0') {
+      this.nextClaimAt = Date.now() + claimIdleMs / 2;
+      await this.forgetGoneConsumers();
+    }
+    return entries;
+  }
+
+  private async forgetGoneConsumers(): Promise<void> {
+    const { redis, forgetAfterMs = FORGET_CONSUMER_MS } = this.parts;
+    const consumers = (await redis.call('XINFO', 'CONSUMERS', this.stream, INTAKE_GROUP)) as unknown[][];
+    for (const consumer of consumers) {
+      const info = new Map<string, unknown>();
+      for (let i = 0; i + 1 < consumer.length; i += 2) info.set(String(consumer[i]), consumer[i + 1]);
+      const name = String(info.get('name'));
+      const gone = info.get('pending') === 0 && Number(info.get('idle')) > forgetAfterMs;
+      if (gone && name !== this.consumer) await redis.xgroup('DELCONSUMER', this.stream, INTAKE_GROUP, name);
+    }
+  }
+
+  /** Queues the jobs of the intents whose side has tokens, then acknowledges and deletes all of them. */
+  private async take(entries: StreamEntry[]): Promise<void> {
+    const { redis, keys, queue, jobOptions } = this.parts;
+    const now = Date.now();
+    const counts: Record<IntentOutcome, number> = { queued: 0, no_tokens: 0, expired: 0, malformed: 0 };
+    const candidates: PushJob[] = [];
+    for (const [, fields] of entries) {
+      const job = jobOfIntent(fields);
+      // A deleted entry (null fields) was trimmed: older than any action can live.
+      if (fields === null || (job && Date.parse(job.expiresAt) <= now)) counts.expired++;
+      else if (!job || !pushSide(job.action)) counts.malformed++;
+      else candidates.push(job);
+    }
+    const since = liveTokensSince(now);
+    const tokens = await Promise.all(
+      candidates.map((job) =>
+        redis.zcount(keys.tokens(job.wkIdentity, pushSide(job.action)!), since, '+inf'),
+      ),
+    );
+    const jobs = candidates.filter((_, i) => tokens[i]! > 0);
+    counts.queued = jobs.length;
+    counts.no_tokens = candidates.length - jobs.length;
+    if (jobs.length > 0) {
+      await queue.addBulk(
+        jobs.map((job) => ({ name: job.action, data: job, opts: { ...jobOptions, jobId: pushJobId(job) } })),
+      );
+    }
+    const ids = entries.map(([id]) => id);
+    await redis.xack(this.stream, INTAKE_GROUP, ...ids);
+    await redis.xdel(this.stream, ...ids);
+    for (const [outcome, count] of Object.entries(counts)) recordPushIntents(outcome as IntentOutcome, count);
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+}
