@@ -51,6 +51,27 @@ const intentsAppended = async () => {
   const info = (await redis().call('XINFO', 'STREAM', keys.pushIntents)) as unknown[];
   return Number(info[info.indexOf('entries-added') + 1]);
 };
+/** An intake of its own, outside any worker, with the queue it fills; `start()` is left to the test. */
+async function startIntake(options: { forgetAfterMs?: number } = {}) {
+  const queueClient = createRedis(testTopology(), 'worker');
+  const queue = new Queue(PUSH_QUEUE, { connection: queueClient, prefix: queuePrefix('relay:', PUSH_QUEUE) });
+  await queue.waitUntilReady();
+  const intake = new PushIntake({
+    redis: createRedis(testTopology(), 'worker'),
+    keys,
+    queue,
+    jobOptions: {},
+    claimIdleMs: 60_000,
+    log: createLogger('error', {}, () => {}),
+    ...options,
+  });
+  const close = async () => {
+    await queue.close();
+    queueClient.disconnect();
+  };
+  return { intake, queueClient, close };
+}
+
 const intentsTaken = () =>
   waitFor('every intent taken', async () => (await redis().xlen(keys.pushIntents)) === 0);
 
@@ -487,20 +508,7 @@ describe('push notifications (docs/api.md#what-a-push-carries)', () => {
         (c) => c[1],
       );
     await new Promise((resolve) => setTimeout(resolve, 100)); // both idle longer than forgetAfterMs
-    const queueClient = createRedis(testTopology(), 'worker');
-    const queue = new Queue(PUSH_QUEUE, {
-      connection: queueClient,
-      prefix: queuePrefix('relay:', PUSH_QUEUE),
-    });
-    const intake = new PushIntake({
-      redis: createRedis(testTopology(), 'worker'),
-      keys,
-      queue,
-      jobOptions: {},
-      claimIdleMs: 60_000,
-      forgetAfterMs: 50,
-      log: createLogger('error', {}, () => {}),
-    });
+    const { intake, close } = await startIntake({ forgetAfterMs: 50 });
     intake.start();
     try {
       await waitFor('the idle consumer forgotten', async () => !(await consumers()).includes('gone-idle'));
@@ -508,8 +516,32 @@ describe('push notifications (docs/api.md#what-a-push-carries)', () => {
       expect(await consumers()).to.include('gone-holding');
     } finally {
       await intake.stop();
-      await queue.close();
-      queueClient.disconnect();
+      await close();
+    }
+  });
+
+  it('a stop during a batch lets it finish: its jobs queued, its intents acknowledged and deleted', async () => {
+    await register(PAIR, 'keyToken', 'k1');
+    const record = await postAction(TX);
+    const ids = Array.from({ length: 20 }, (_, i) => `batch${i}`);
+    for (const id of ids) await redis().xadd(keys.pushIntents, '*', ...intentFields({ ...record, id }));
+    await redis().xgroup('CREATE', keys.pushIntents, INTAKE_GROUP, '0');
+    const { intake, queueClient, close } = await startIntake();
+    // The queue's connection waits on a list first, so the batch's jobs wait behind it: the stop lands mid-batch.
+    const gate = queueClient.blpop('test:gate', 0);
+    const pending = async () => ((await redis().xpending(keys.pushIntents, INTAKE_GROUP)) as [number])[0];
+    try {
+      intake.start();
+      await waitFor('the batch read', async () => (await pending()) === ids.length + 1);
+      const stopped = intake.stop();
+      await redis().lpush('test:gate', 'open');
+      await gate;
+      await stopped;
+      expect(await pending()).to.equal(0);
+      expect(await redis().xlen(keys.pushIntents)).to.equal(0);
+      for (const id of [record.id, ...ids]) expect(await redis().exists(jobKey(`push-${id}`))).to.equal(1);
+    } finally {
+      await close();
     }
   });
 

@@ -45,6 +45,8 @@ export class PushIntake {
   private readonly consumer = `${hostname()}-${process.pid}`;
   private readonly stream: string;
   private stopping = false;
+  /** Blocked on XREADGROUP for new intents: the only moment a stop may cut the connection. */
+  private waiting = false;
   private running: Promise<void> | undefined;
   private wake: (() => void) | undefined;
   private groupReady = false;
@@ -62,12 +64,16 @@ export class PushIntake {
     this.running = this.run();
   }
 
+  /**
+   * Ends a blocked read at once, but lets a batch in hand finish first: cut off mid-batch, its intents would stay
+   * pending on this worker until another one claims them after `claimIdleMs`.
+   */
   async stop(): Promise<void> {
     this.stopping = true;
     this.wake?.();
-    // Ends a blocked read at once; an intent taken but not acknowledged stays pending for the next worker.
-    this.parts.redis.disconnect();
+    if (this.waiting) this.parts.redis.disconnect();
     await settlesWithin(this.running ?? Promise.resolve(), RELEASE_MS);
+    this.parts.redis.disconnect();
   }
 
   private async run(): Promise<void> {
@@ -111,7 +117,13 @@ export class PushIntake {
       if (own.length > 0) return own;
       this.ownFirst = false;
     }
-    return this.read('>');
+    if (this.stopping) return [];
+    this.waiting = true;
+    try {
+      return await this.read('>');
+    } finally {
+      this.waiting = false;
+    }
   }
 
   private async read(from: '0' | '>'): Promise<StreamEntry[]> {
@@ -191,8 +203,13 @@ export class PushIntake {
       );
     }
     const ids = entries.map(([id]) => id);
-    await redis.xack(this.stream, INTAKE_GROUP, ...ids);
-    await redis.xdel(this.stream, ...ids);
+    // One transaction: an intent acknowledged but left in the stream would be read by no one until trimmed.
+    const replies = await redis
+      .multi()
+      .xack(this.stream, INTAKE_GROUP, ...ids)
+      .xdel(this.stream, ...ids)
+      .exec();
+    for (const [err] of replies ?? []) if (err) throw err;
     for (const [outcome, count] of Object.entries(counts)) recordPushIntents(outcome as IntentOutcome, count);
   }
 
