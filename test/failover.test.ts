@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { Redis } from 'ioredis';
 import { errorBody, get, post, startTestApi, type TestApi } from './helpers/api.js';
 import {
   keys,
@@ -49,26 +48,6 @@ function load(api: TestApi, prefix: string, writers = 4) {
       await Promise.all(loops);
     },
   };
-}
-
-type Server = Awaited<ReturnType<TestTopology['serversOf']>>['master'];
-
-/**
- * Restarts a killed old master, which comes back empty and rejoins as a replica of `key`'s new master, so WAIT can
- * be satisfied again. Sentinel reconfigures a restarted old master only after it has reported its role for about
- * 8 s (a fixed delay in Sentinel), then a full sync follows: on a loaded machine that took over 30 s. Doing what
- * Sentinel is about to do keeps the test's wait about the relay's recovery, not Sentinel's delay.
- */
-async function rejoin(topology: TestTopology, victim: Server, key: string): Promise<void> {
-  await victim.start();
-  if (topology.name !== 'sentinel') return;
-  const { master } = await topology.serversOf(key);
-  const rejoining = new Redis({ host: '127.0.0.1', port: victim.port, lazyConnect: true });
-  try {
-    await rejoining.call('REPLICAOF', '127.0.0.1', String(master.port));
-  } finally {
-    rejoining.disconnect();
-  }
 }
 
 /**
@@ -137,7 +116,7 @@ for (const name of ['sentinel', 'cluster'] as TopologyName[]) {
         async () => (await topology.serversOf(keys.sync(probe)).catch(() => undefined))?.master !== victim,
         30_000,
       );
-      await rejoin(topology, victim, keys.sync(probe));
+      await topology.rejoin(victim);
       await waitFor(
         'writes to the lost slots to succeed',
         async () => (await write(api, probe)) === 200,
@@ -227,7 +206,7 @@ for (const name of ['sentinel', 'cluster'] as TopologyName[]) {
           async () => (await topology.serversOf(channel).catch(() => undefined))?.master !== victim,
           30_000,
         );
-        await rejoin(topology, victim, channel);
+        await topology.rejoin(victim);
         const across = await acknowledged('wksigningrequest');
         await waitFor(
           'the request acknowledged across the failover',

@@ -543,6 +543,37 @@ describe('real-time events (docs/api.md#real-time-events)', () => {
     }
   });
 
+  it('a request acknowledged while the storing pod’s publisher reconnects reaches the other pod once it is back', async () => {
+    const [key] = await joined('pub1', [{ api: b, side: 'key' }]);
+    // After a failover the store's connection can be back before the publisher's: the write is acknowledged while
+    // the notice to the other pods cannot go out yet. Here the publishers are cut again and again (each one comes
+    // back 100 ms after a cut), so the POST's notice finds its publisher reconnecting.
+    const publishers = async () =>
+      ((await redis().call('CLIENT', 'LIST', 'TYPE', 'normal')) as string)
+        .split('\n')
+        .filter((line) => line.includes(' name=relay-socket-pub '))
+        .map((line) => /\bid=(\d+)/.exec(line)![1]!);
+    let cutting = true;
+    let cuts = 0;
+    const cutter = (async () => {
+      while (cutting) {
+        for (const id of await publishers()) cuts += Number(await redis().call('CLIENT', 'KILL', 'ID', id));
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    })();
+    let record: unknown;
+    try {
+      await waitFor('a publisher cut', () => cuts > 0);
+      record = await store(a, 'pub1', 'wksigningrequest');
+    } finally {
+      cutting = false;
+      await cutter;
+    }
+    await waitFor('the request on the other pod', () => key!.received.length > 0);
+    expect(key!.received).to.deep.equal([{ event: 'wksigningrequest', data: record }]);
+    expect(key!.disconnects).to.deep.equal([]);
+  });
+
   it('events flow again after Redis restarts; the REST path answers 503 quickly meanwhile', async () => {
     const [key] = await joined('redis1', [{ api: b, side: 'key' }]);
     await testRedis().stop();

@@ -16,8 +16,12 @@ import { RedisOutageLog, rememberAddress } from './outage-log.js';
  *   load, see docs/benchmarks.md).
  * - `failFast`: the BullMQ producer; same fail-fast rules, no pipelining (BullMQ is not known to be safe with it).
  * - `worker`: BullMQ workers block on Redis and must retry forever (`maxRetriesPerRequest: null`).
- * - `socketPub`: the socket.io adapter's publisher. Fail fast: an event that cannot be published while Redis is
- *   away is dropped (the record stays readable and is replayed on join), it never queues up behind the outage.
+ * - `socketPub`: the socket.io adapter's publisher. It keeps its offline queue for a bounded time: after a
+ *   failover the store's connection may be back before this one, and a record acknowledged in between must still
+ *   reach the sockets already joined on other pods (nothing else would send it to them). Only acknowledged writes
+ *   publish, so the queue holds the few seconds between two reconnects; after `PUBLISH_RETRIES` reconnect
+ *   attempts (about 15 s) it is dropped, counted by `relay_socket_adapter_errors_total`, and the records are
+ *   replayed on the next join.
  * - `socketSub`: the socket.io adapter's subscriber. It keeps its offline queue and retries forever, like a
  *   worker: a room subscribed during an outage is sent once Redis is back, and ioredis resubscribes every
  *   channel it held after a reconnect (a subscription that failed fast would be lost for good). On a cluster it
@@ -32,6 +36,9 @@ export type RedisRole = 'store' | 'bulk' | 'limiter' | 'failFast' | 'worker' | '
 export type RedisClient = Redis | Cluster;
 
 export const COMMAND_TIMEOUT_MS = 1500;
+
+/** The adapter publisher's reconnect attempts before it drops what it holds: 100 ms, 200 ms, … 1 s, 1 s, … */
+const PUBLISH_RETRIES = 20;
 
 /** Roles that wait out an outage instead of failing fast: BullMQ workers and the adapter's subscriber. */
 const retriesForever = (role: RedisRole) => role === 'worker' || role === 'socketSub';
@@ -60,13 +67,14 @@ export function redisOptions(role: RedisRole): RedisOptions {
     reconnectOnError: reconnectOnReadOnly(role),
   };
   if (retriesForever(role)) return { ...base, maxRetriesPerRequest: null };
+  if (role === 'socketPub') return { ...base, maxRetriesPerRequest: PUBLISH_RETRIES };
   const failFast: RedisOptions = {
     ...base,
     enableOfflineQueue: false,
     commandTimeout: COMMAND_TIMEOUT_MS,
     maxRetriesPerRequest: 1,
   };
-  return role === 'failFast' || role === 'socketPub' ? failFast : { ...failFast, enableAutoPipelining: true };
+  return role === 'failFast' ? failFast : { ...failFast, enableAutoPipelining: true };
 }
 
 /**
