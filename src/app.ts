@@ -1,9 +1,9 @@
 import Koa from 'koa';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
-import type { AuthGate } from './auth/gate.js';
-import type { AuthRoute, Config } from './config.js';
-import { signedBody } from './http/auth.js';
-import type { RelayState } from './http/context.js';
+import type { AuthGate, SignedRoute } from './auth/gate.js';
+import type { Config } from './config.js';
+import { signedBody, type StoredAnswer } from './http/auth.js';
+import { successAnswers, type RelayState } from './http/context.js';
 import { corsPolicy } from './http/cors.js';
 import { sharedLimiter } from './http/limiters.js';
 import { GlobalLimit, rateLimit, writeBudget } from './http/rate-limit.js';
@@ -14,18 +14,22 @@ import type { RedisClient } from './redis/clients.js';
 import { partnerRegistry } from './partners.js';
 import { Upstream } from './providers/http.js';
 import { SupportProducer } from './queue/producer.js';
-import { actionRoutes, type ActionEvents } from './routes/action.js';
+import { actionRoutes, storedAction, type ActionEvents } from './routes/action.js';
 import { healthRoutes, type Readiness } from './routes/health.js';
 import { marketRoutes } from './routes/market.js';
+import { noncesRoutes } from './routes/nonces.js';
+import { bareRoutes } from './openapi/document.js';
 import { openApiRoutes } from './routes/openapi.js';
+import { recoveryPubRoutes, storedRecoveryPub } from './routes/recovery-pub.js';
 import { servicesRoutes } from './routes/services.js';
 import { signRoutes } from './routes/sign.js';
 import { supportRoutes } from './routes/support.js';
-import { syncRoutes } from './routes/sync.js';
-import { tokenRoutes } from './routes/token.js';
+import { storedSync, syncRoutes } from './routes/sync.js';
+import { storedCounts, tokenRoutes } from './routes/token.js';
 import type { ActionStore } from './store/action-store.js';
 import { keysFor } from './store/keys.js';
 import { MarketStore } from './store/market-store.js';
+import { RecoveryPubStore } from './store/recovery-pub-store.js';
 import { SyncStore } from './store/sync-store.js';
 import { TokenStore } from './store/token-store.js';
 import { WriteAck } from './store/write-ack.js';
@@ -74,20 +78,38 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
       config.writeBudget.windowSeconds,
     ),
   );
-  const guards = (route: AuthRoute) => ({
+  const guards = (route: SignedRoute, stored: StoredAnswer) => ({
     writeBudget: bytesWritten,
-    signed: signedBody(deps.authGate, route),
+    signed: signedBody(deps.authGate, route, stored),
   });
-  syncRoutes(router, new SyncStore(redis, keys, config.sync, ack), guards('sync'));
-  actionRoutes(router, deps.actionStore, config.action.ttlSeconds, guards('action'), deps.actionEvents);
-  tokenRoutes(
-    router,
-    new TokenStore(redis, keys, ack),
-    guards('token'),
-    sharedLimiter(deps.limiterRedis, config.keyPrefix, 'tokens', config.tokenRegistrationsPerHour, 3600),
+  const tokenRegistrations = sharedLimiter(
+    deps.limiterRedis,
+    config.keyPrefix,
+    'tokens',
+    config.tokenRegistrationsPerHour,
+    3600,
   );
+  const syncStore = new SyncStore(redis, keys, config.sync, ack);
+  const tokenStore = new TokenStore(redis, keys, ack);
+  syncRoutes(
+    router,
+    { sync: syncStore, tokens: tokenStore },
+    guards('sync', storedSync(syncStore)),
+    tokenRegistrations,
+  );
+  actionRoutes(
+    router,
+    deps.actionStore,
+    { ttlSeconds: config.action.ttlSeconds, expireAt: config.apiProfile === 'ssp-apps' },
+    guards('action', storedAction(deps.actionStore)),
+    deps.actionEvents,
+  );
+  tokenRoutes(router, tokenStore, guards('token', storedCounts(tokenStore)), tokenRegistrations);
+  const recoveryPubStore = new RecoveryPubStore(redis, keys, ack);
+  recoveryPubRoutes(router, recoveryPubStore, guards('recoverypub', storedRecoveryPub(recoveryPubStore)));
+  noncesRoutes(router);
   servicesRoutes(router, config.services);
-  openApiRoutes(router);
+  openApiRoutes(router, config.apiProfile);
   const marketStore = new MarketStore(redis, keys);
   const upstream = new Upstream(config.market.upstreamTimeoutMs);
   marketRoutes(
@@ -100,6 +122,7 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
     router,
     partnerRegistry(config),
     sharedLimiter(deps.limiterRedis, config.keyPrefix, 'sign', config.sign.perMinute, 60),
+    config.apiProfile === 'ssp-apps',
   );
   supportRoutes(
     router,
@@ -133,6 +156,7 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
   app.use(corsPolicy(config.corsOrigins));
   app.use(rateLimit(globalLimit, isV1, foldsRateLimit));
   app.use(unmatched(router));
+  app.use(successAnswers(bareRoutes(config.apiProfile)));
   app.use(router.routes());
   return app;
 }

@@ -13,6 +13,12 @@ export const UTXO_CHAINS = [
 ] as const;
 export const EVM_CHAINS = ['eth', 'sepolia', 'polygon', 'amoy', 'base', 'bsc', 'avax'] as const;
 
+/**
+ * Solana chains: Ed25519 has no public derivation, so the key app sends 20 leaf keys where other chains send
+ * an xpub (docs/api.md#post-v1sync).
+ */
+export const SOLANA_CHAINS = ['solMainnet', 'solDevnet'] as const;
+
 /** UTXO chains whose fees come from a mempool-compatible API; the others use configured values. */
 export const MEMPOOL_FEE_CHAINS: readonly string[] = ['btc', 'ltc'];
 

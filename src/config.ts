@@ -10,9 +10,15 @@ import { IDENTIFIER_PATTERN } from './schemas/common.js';
 const IDENTIFIER = new RegExp(IDENTIFIER_PATTERN);
 
 /** The only reader of process.env: one typed, validated object built at start-up. */
+/** The shape of success answers (docs/api.md#running-in-front-of-the-ssp-apps). */
+export type ApiProfile = 'standard' | 'ssp-apps';
+export const API_PROFILES: readonly ApiProfile[] = ['standard', 'ssp-apps'];
+
 export interface Config {
   port: number;
   host: string;
+  /** `ssp-apps`: the bare success bodies the released apps read; `standard`: the envelope everywhere. */
+  apiProfile: ApiProfile;
   redis: RedisConfig;
   keyPrefix: string;
   role: Role;
@@ -201,15 +207,16 @@ const DEFAULT_PRIORITY_FEE_FLOOR_GWEI: Record<EvmChain, number> = {
   avax: 0.001,
 };
 
+/** The fixed rates the wallet app itself uses as its floor (Ravencoin's minimum relay fee is 1000 sat/B). */
 const DEFAULT_FIXED_FEES: Record<string, number> = {
-  btcTestnet: 2,
-  btcSignet: 2,
-  doge: 1000,
-  zec: 5,
-  bch: 1,
+  btcTestnet: 5,
+  btcSignet: 4,
+  doge: 1100,
+  zec: 30,
+  bch: 4,
   flux: 1,
   fluxTestnet: 1,
-  rvn: 1,
+  rvn: 1050,
 };
 
 const DEFAULT_EVM_RPC: Record<EvmChain, string> = {
@@ -570,6 +577,7 @@ function read(env: EnvReader): Config {
       maxInFlight: env.int('HTTP_MAX_PIPELINED', 8, 1, 1000),
       answersPerIp: env.int('HTTP_ANSWERS_PER_IP', 8, 1, 1_000_000),
     },
+    apiProfile: env.oneOf('API_PROFILE', 'standard', API_PROFILES),
     corsOrigins:
       corsOrigins === '*'
         ? '*'

@@ -6,7 +6,7 @@ export interface SyncRecord {
   keyXpub: string;
   wkIdentity: string;
   generatedAddress?: string;
-  publicNonces?: string[];
+  publicNonces?: (string | { kPublic: string; kTwoPublic: string })[];
   walletXpub?: string;
   keyIdentity?: string;
   redeemScript?: string;
@@ -38,6 +38,17 @@ export interface ActionRecord extends ActionRequest {
   id: string;
   createdAt: string;
   expiresAt: string;
+  /** The same as expiresAt, under API_PROFILE=ssp-apps (the released apps' countdown reads this name). */
+  expireAt?: string;
+}
+
+/** The key app's recovery account xpub of a pair, kept without expiry. */
+export interface RecoveryPub {
+  wkIdentity: string;
+  recoveryXpub: string;
+  xpubSignature: string;
+  chain: string;
+  createdAt: string;
 }
 
 export interface TokenRegistration {

@@ -20,6 +20,10 @@ const EXPECTED_CRYPTO = {
   polygon: 0.25,
   pol: 0.25,
   usdt: 1,
+  // The wallet app reads Solana's price under its own chain id, beside the symbol.
+  sol: 140.5,
+  solMainnet: 140.5,
+  solDevnet: 0,
   btctestnet: 0,
   btcsignet: 0,
   fluxtestnet: 0,
@@ -45,15 +49,16 @@ const evm = (coin: string, base: number, economy: number, normal: number, fast: 
 });
 const EXPECTED_FEES = [
   { coin: 'btc', economy: 10, normal: 15, fast: 20, recommended: 20 },
-  fixed('btcTestnet', 2),
-  fixed('btcSignet', 2),
+  fixed('btcTestnet', 5),
+  fixed('btcSignet', 4),
   { coin: 'ltc', economy: 1, normal: 2, fast: 3, recommended: 3 },
   fixed('doge', 500),
-  fixed('zec', 5),
-  fixed('bch', 1),
+  fixed('zec', 30),
+  fixed('bch', 4),
   fixed('flux', 1),
   fixed('fluxTestnet', 1),
-  fixed('rvn', 1),
+  // Ravencoin's minimum relay fee is 1000 sat/B: below it the network refuses a send.
+  fixed('rvn', 1050),
   evm('eth', 20, 1.5, 1.65, 1.8),
   evm('sepolia', 2, 1, 1.1, 1.2),
   evm('polygon', 100, 35, 38.5, 42),
@@ -305,7 +310,7 @@ describe('market configuration', () => {
       UPSTREAM_TIMEOUT_MS: '2500',
     });
     expect(market.priorityFeeFloorGwei).to.include({ eth: 0.5, polygon: 30, bsc: 0.1 });
-    expect(market.fixedFees).to.include({ doge: 500, zec: 10, bch: 1 });
+    expect(market.fixedFees).to.include({ doge: 500, zec: 10, bch: 4, rvn: 1050 });
     expect(market.upstreamTimeoutMs).to.equal(2500);
   });
 

@@ -1,19 +1,39 @@
+import { createHash } from 'node:crypto';
 import { actionTypeRule, type Side } from '../action-types.js';
 import type { AuthConfig, AuthRoute } from '../config.js';
 import { AppError } from '../http/errors.js';
 import type { Logger } from '../log.js';
 import { recordAuth } from '../metrics.js';
+import { newRecordId } from '../record-id.js';
 import { isRedisUnavailable } from '../redis/clients.js';
 import { IDENTIFIER_PATTERN } from '../schemas/common.js';
 import type { AuthStore } from '../store/auth-store.js';
-import { SIGNING_FIELDS, verifyCredential, withoutCredential, type Location } from './verify.js';
+import {
+  SIGNING_FIELDS,
+  verifyCredential,
+  withoutCredential,
+  type Location,
+  type Purpose,
+} from './verify.js';
 
 const IDENTIFIER = new RegExp(IDENTIFIER_PATTERN);
 const OTHER_SIDE: Record<Side, Side> = { key: 'wallet', wallet: 'key' };
 
-/** What is being admitted: the route (its purpose word), where its fields are, and for a join its path's side. */
+/** The signable routes: those AUTH_MODE governs, and the recovery xpub's, which is always signed. */
+export type SignedRoute = AuthRoute | 'recoverypub';
+
+/** The purpose word a route's messages are signed for; the recovery xpub is signed as part of the sync. */
+const PURPOSE: Record<SignedRoute, Purpose> = {
+  action: 'action',
+  token: 'token',
+  sync: 'sync',
+  join: 'join',
+  recoverypub: 'sync',
+};
+
+/** What is being admitted: the route, where its fields are, and for a join its path's side. */
 export interface Admission {
-  route: AuthRoute;
+  route: SignedRoute;
   location: Location;
   body: Readonly<Record<string, unknown>>;
   /** The socket path of a join. */
@@ -28,8 +48,22 @@ export interface Admission {
 /** An admitted request: the body later layers see, and how to unspend its nonce if the relay then fails it. */
 export interface Admitted {
   body: Record<string, unknown>;
-  /** Call when the request ends in a 5xx: its honest retry then works once. A no-op for unsigned requests. */
+  /** A verified write: the id its record goes by, remembered with the spent nonce. */
+  writeId?: string;
+  /**
+   * A byte-identical resend of a verified write (docs/api.md#resends): the id that write's record went by. The
+   * route answers what that write stored and writes nothing.
+   */
+  resendOf?: string;
+  /** Call when the request ends before anything was written: its honest retry then works once. */
   release(): Promise<void>;
+}
+
+/** Which credential spent a nonce: equal for a byte-identical resend (same message, so the same body). */
+function credentialDigest(body: Readonly<Record<string, unknown>>): string {
+  return createHash('sha256')
+    .update(`${String(body.signature)}\n${String(body.message)}`)
+    .digest('base64url');
 }
 
 const NOTHING_SPENT = async () => {};
@@ -64,7 +98,7 @@ export class AuthGate {
 
   private async decide(request: Admission): Promise<Admitted & { label: string }> {
     const { route, location, body } = request;
-    const mode = this.settings.modes[route];
+    const mode = route === 'recoverypub' ? 'required' : this.settings.modes[route];
     const present = SIGNING_FIELDS.filter((field) => Object.hasOwn(body, field));
     const signed = present.length === SIGNING_FIELDS.length;
     const rest = signed ? withoutCredential(body) : withoutSigningFields(body);
@@ -77,29 +111,32 @@ export class AuthGate {
       });
     }
     if (!signed) {
-      await this.admitUnsigned(request, mode === 'required');
-      return { label: 'unsigned', body: rest, release: NOTHING_SPENT };
+      const admitted = await this.admitUnsigned(request, rest, mode === 'required');
+      return { label: 'unsigned', body: admitted, release: NOTHING_SPENT };
     }
 
     const nowMs = this.now();
     const windowMs = this.settings.windowSeconds * 1000;
-    const verdict = verifyCredential({ purpose: route, location, body }, nowMs, windowMs);
+    const verdict = verifyCredential({ purpose: PURPOSE[route], location, body }, nowMs, windowMs);
     if (!verdict.ok) {
       throw new AuthRefusal(verdict.code, verdict.reason, { field: verdict.field, message: verdict.message });
     }
-    // Past the window (with a second's margin for clocks) the message is refused as expired, so the nonce may go.
-    const spent = await this.store.spendNonce(
-      verdict.wkIdentity,
-      verdict.nonce,
-      verdict.timestamp + windowMs + 1000,
-    );
-    if (!spent) {
-      throw new AuthRefusal('AUTH_REPLAYED', 'replayed', {
-        field: `/${location}/message/nonce`,
-        message: 'this nonce was already used',
-      });
+    // Kept until the message leaves the window (a second's margin for clocks): relative, so Redis's clock and
+    // the pods' never meet.
+    // The nonce remembers which credential spent it and the id its write goes by, so a resend can be answered.
+    const writeId = newRecordId();
+    const credential = credentialDigest(body);
+    const value = `${credential} ${writeId}`;
+    const ttlMs = verdict.timestamp + windowMs + 1000 - nowMs;
+    const earlier = await this.store.spendNonce(verdict.wkIdentity, verdict.nonce, ttlMs, value);
+    if (earlier !== undefined) {
+      const [earlierCredential, firstId] = earlier.split(' ');
+      if (location === 'body' && earlierCredential === credential && firstId !== undefined) {
+        return { label: 'resent', body: rest, resendOf: firstId, release: NOTHING_SPENT };
+      }
+      throw replayed(location);
     }
-    const release = () => this.store.releaseNonce(verdict.wkIdentity, verdict.nonce);
+    const release = () => this.store.releaseNonce(verdict.wkIdentity, verdict.nonce, value);
     if (this.settings.pinDays > 0) {
       await this.store
         .pin(verdict.wkIdentity, senderSides(request), this.settings.pinDays)
@@ -108,27 +145,36 @@ export class AuthGate {
           throw err;
         });
     }
-    return { label: 'verified', body: rest, release };
+    return { label: 'verified', body: rest, writeId, release };
   }
 
-  private async admitUnsigned(request: Admission, required: boolean): Promise<void> {
+  /** The unsigned body as later layers see it, or a refusal. */
+  private async admitUnsigned(
+    request: Admission,
+    rest: Record<string, unknown>,
+    required: boolean,
+  ): Promise<Record<string, unknown>> {
     const { route, body } = request;
     // Sent unsigned on purpose by the apps (a recovery request), so neither a mode nor a pin refuses them.
-    if (route === 'action' && this.settings.unsignedActions.includes(body.action as string)) return;
+    if (route === 'action' && this.settings.unsignedActions.includes(body.action as string)) return rest;
     if (required) throw new AuthRefusal('AUTH_REQUIRED', 'required');
-    if (this.settings.pinDays === 0 || (route === 'join' && !this.settings.pinJoins)) return;
+    if (this.settings.pinDays === 0 || (route === 'join' && !this.settings.pinJoins)) return rest;
     const wkIdentity = body.wkIdentity;
     // A body without a valid identity is refused by validation next; there is no pin to look up.
-    if (typeof wkIdentity !== 'string' || !IDENTIFIER.test(wkIdentity)) return;
+    if (typeof wkIdentity !== 'string' || !IDENTIFIER.test(wkIdentity)) return rest;
     const sides = senderSides(request);
-    if (sides.length > 0 && (await this.store.pinned(wkIdentity, sides)).length > 0) {
-      throw new AuthRefusal(
-        'AUTH_REQUIRED',
-        'pinned',
-        undefined,
-        'This side of the pair signs its requests; an unsigned one is refused.',
-      );
+    if (sides.length === 0 || (await this.store.pinned(wkIdentity, sides)).length === 0) return rest;
+    // An unsigned sync still pairs: only its key token, which a pin guards, is ignored.
+    if (route === 'sync') {
+      const { keyToken: _ignored, ...record } = rest;
+      return record;
     }
+    throw new AuthRefusal(
+      'AUTH_REQUIRED',
+      'pinned',
+      undefined,
+      'This side of the pair signs its requests; an unsigned one is refused.',
+    );
   }
 }
 
@@ -145,8 +191,17 @@ function senderSides({ route, body, side }: Admission): Side[] {
     case 'join':
       return side ? [side] : [];
     case 'sync':
+      return body.keyToken !== undefined && body.keyToken !== null && body.keyToken !== '' ? ['key'] : [];
+    case 'recoverypub':
       return [];
   }
+}
+
+function replayed(location: Location): AuthRefusal {
+  return new AuthRefusal('AUTH_REPLAYED', 'replayed', {
+    field: `/${location}/message/nonce`,
+    message: 'this nonce was already used',
+  });
 }
 
 function withoutSigningFields(body: Readonly<Record<string, unknown>>): Record<string, unknown> {

@@ -215,8 +215,8 @@ function check(request: SignedRequest, nowMs: number, windowMs: number): Verifie
   ) {
     refuse(location, 'signature', 'signature', 'the signature does not verify for publicKey');
   }
-  // 11: the record a signed sync writes is keyed by the wallet's identity, which must be the pair's too.
-  if (purpose === 'sync') {
+  // 11: a record a signed sync writes under the wallet's identity: that identity must be the pair's too.
+  if (purpose === 'sync' && body.walletIdentity !== undefined) {
     const owners = [keyA, keyB].map((key) => p2pkhAddress(Buffer.from(key, 'hex'), address.network));
     if (!owners.includes(body.walletIdentity as string)) {
       refuse(

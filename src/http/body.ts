@@ -47,13 +47,18 @@ const tooLarge = (limitBytes: number) =>
     `The request body is larger than this endpoint accepts (${size(limitBytes)} once decoded).`,
   );
 const notJson = () => new AppError('INVALID_JSON', 'The request body is not valid JSON.');
+const notUtf8 = () => new AppError('INVALID_JSON', 'The request body is not valid UTF-8.');
 const notObject = () => new AppError('INVALID_JSON', 'The request body must be a JSON object.');
 
-/** 415 unless the body is `application/json` in UTF-8 (no charset parameter, or utf-8) with a known coding. */
-function checkHeaders(ctx: RelayContext): string {
+const JSON_ONLY = ['application/json'];
+/** The types of a `key=value&key=value` body, as the wallet's HTTP client sends a string (API_PROFILE=ssp-apps). */
+const QUERY_STRING_TYPES = ['application/json', 'application/x-www-form-urlencoded', 'text/plain'];
+
+/** 415 unless the body is one of `types` in UTF-8 (no charset parameter, or utf-8) with a known coding. */
+function checkHeaders(ctx: RelayContext, types: readonly string[]): string {
   // The header itself, not ctx.is(): type-is answers null for a body-less request, which would make it a 415.
-  if (ctx.request.type.trim().toLowerCase() !== 'application/json') {
-    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json.');
+  if (!types.includes(ctx.request.type.trim().toLowerCase())) {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', `The request body must be ${types.join(' or ')}.`);
   }
   const charset = ctx.request.charset.toLowerCase();
   if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') {
@@ -76,8 +81,8 @@ function checkHeaders(ctx: RelayContext): string {
  * what is not well-formed UTF-8. A client that goes away mid-body gets an INVALID_JSON nobody reads: no 500, no
  * stack in the log.
  */
-async function readBody(ctx: RelayContext, limitBytes: number): Promise<Buffer> {
-  const coding = checkHeaders(ctx);
+async function readBody(ctx: RelayContext, limitBytes: number, types = JSON_ONLY): Promise<Buffer> {
+  const coding = checkHeaders(ctx, types);
   const { req } = ctx;
   const decoded = coding !== 'identity';
   const source = inflate(req, { encoding: coding });
@@ -115,7 +120,7 @@ function refuseProto(key: string, value: unknown): unknown {
 
 /** Parses a body as one JSON object; the text is taken only from well-formed UTF-8, so nothing is altered. */
 export function parseJsonObject(bytes: Buffer): Record<string, unknown> {
-  if (!isUtf8(bytes)) throw new AppError('INVALID_JSON', 'The request body is not valid UTF-8.');
+  if (!isUtf8(bytes)) throw notUtf8();
   let parsed: unknown;
   try {
     parsed = JSON.parse(bytes.toString('utf8'), refuseProto);
@@ -137,6 +142,53 @@ export function jsonBody(limitBytes = DEFAULT_BODY_LIMIT): Middleware<RelayState
     const bytes = await readBody(ctx, limitBytes);
     ctx.state.bodyBytes = bytes.length;
     ctx.request.body = parseJsonObject(bytes);
+    await next();
+  };
+}
+
+/**
+ * `key=value&key=value` as an object, keys in the order given: form values are URL-decoded, text is taken as it
+ * is. A key given twice, or a pair without `=`, is INVALID_PARAMETER.
+ */
+function parseQueryString(text: string, form: boolean): Record<string, string> {
+  const parameters: Record<string, string> = {};
+  for (const pair of text.split('&')) {
+    const at = pair.indexOf('=');
+    let [key, value] = [pair.slice(0, at), pair.slice(at + 1)];
+    if (form) {
+      try {
+        [key, value] = [key, value].map((part) => decodeURIComponent(part.replaceAll('+', ' '))) as [
+          string,
+          string,
+        ];
+      } catch {
+        throw new AppError('INVALID_PARAMETER', 'The form body is not URL-encoded.');
+      }
+    }
+    if (at <= 0 || Object.hasOwn(parameters, key)) {
+      throw new AppError(
+        'INVALID_PARAMETER',
+        'The body must be key=value pairs separated by &, each key once.',
+      );
+    }
+    parameters[key] = value;
+  }
+  return parameters;
+}
+
+/**
+ * A partner's parameters: a JSON object, or with `queryString` also a form or text body holding
+ * `key=value&key=value`; the same limits and errors as jsonBody otherwise.
+ */
+export function parametersBody(limitBytes: number, queryString: boolean): Middleware<RelayState> {
+  if (!queryString) return jsonBody(limitBytes);
+  return async (ctx, next) => {
+    const bytes = await readBody(ctx, limitBytes, QUERY_STRING_TYPES);
+    ctx.state.bodyBytes = bytes.length;
+    const type = ctx.request.type.trim().toLowerCase();
+    if (type === 'application/json') ctx.request.body = parseJsonObject(bytes);
+    else if (!isUtf8(bytes)) throw notUtf8();
+    else ctx.request.body = parseQueryString(bytes.toString('utf8'), type !== 'text/plain');
     await next();
   };
 }

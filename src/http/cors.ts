@@ -13,7 +13,8 @@ export function corsPolicy(origins: '*' | string[]): Middleware {
   const policy = cors({
     origin: origins === '*' ? '*' : (ctx) => (origins.includes(ctx.get('Origin')) ? ctx.get('Origin') : ''),
     allowMethods: ['GET', 'HEAD', 'POST', 'OPTIONS'],
-    allowHeaders: ['Content-Type', 'X-Request-Id'],
+    // sspwkid: the wallet app sends the pair's identity in it; informational, never read or logged.
+    allowHeaders: ['Content-Type', 'X-Request-Id', 'sspwkid'],
     exposeHeaders: EXPOSED,
     maxAge: 600,
   });

@@ -103,10 +103,38 @@ ajv.addKeyword({
   validate: (wanted: boolean, data: string) => !wanted || QUERY_VALUE.test(data),
 });
 
+const SOLANA_KEY_COUNT = 20;
+const BASE58_KEY = /^[1-9A-HJ-NP-Za-km-z]{32,64}$/;
+
+/** A Solana sync's key list: a JSON array of exactly 20 distinct base58 public keys. */
+function isSolanaKeyList(data: string): boolean {
+  let keys: unknown;
+  try {
+    keys = JSON.parse(data);
+  } catch {
+    return false;
+  }
+  return (
+    Array.isArray(keys) &&
+    keys.length === SOLANA_KEY_COUNT &&
+    keys.every((key) => typeof key === 'string' && BASE58_KEY.test(key)) &&
+    new Set(keys).size === SOLANA_KEY_COUNT
+  );
+}
+
+ajv.addKeyword({
+  keyword: 'solanaKeyList',
+  type: 'string',
+  schemaType: 'boolean',
+  errors: false,
+  validate: (wanted: boolean, data: string) => !wanted || isSolanaKeyList(data),
+});
+
 /** The relay's own keywords and what each checks (the OpenAPI document turns them into these words). */
 export const CUSTOM_KEYWORDS: Readonly<Record<string, string>> = {
   jsonObjectString: 'must be a JSON object encoded as a string',
   queryValue: QUERY_VALUE_RULE,
+  solanaKeyList: `must be a JSON array of ${SOLANA_KEY_COUNT} distinct base58 public keys of 32 to 64 characters`,
 };
 
 const MAX_DETAILS = 20;

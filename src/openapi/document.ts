@@ -5,10 +5,12 @@ import {
   SUPPORT_BODY_LIMIT,
   SYNC_BODY_LIMIT,
 } from '../http/body.js';
+import type { ApiProfile } from '../config.js';
 import { STATUS, type ErrorCode } from '../http/errors.js';
 import { CUSTOM_KEYWORDS } from '../http/validate.js';
 import { actionBody } from '../schemas/action.js';
 import { idParams } from '../schemas/common.js';
+import { recoveryPubBody } from '../schemas/recovery-pub.js';
 import { tokenInfoParams } from '../schemas/market.js';
 import * as responses from '../schemas/responses.js';
 import { signBody } from '../schemas/sign.js';
@@ -34,8 +36,12 @@ interface Operation {
   /** Path parameters: an object schema whose properties are the parameters. */
   params?: { properties: Schema };
   body?: { schema: string; limitBytes: number };
-  /** Component name of `data` in the success answer; undefined when the answer is not enveloped. */
+  /** Component name of `data` in the success answer. */
   data: string;
+  /** Under API_PROFILE=ssp-apps the answer is `data` alone: the released apps read it off the body. */
+  bareForApps?: true;
+  /** Under API_PROFILE=ssp-apps the body may also be form or text `key=value&key=value`. */
+  queryStringForApps?: true;
   /** Error codes of this endpoint beyond those every endpoint of its kind can answer. */
   errors: ErrorCode[];
 }
@@ -61,11 +67,14 @@ const WITH_BODY: ErrorCode[] = [
 /** The writes an app may sign (docs/api.md#identity-signed-requests): the signature's refusals. */
 const SIGNABLE: ErrorCode[] = ['AUTH_REQUIRED', 'AUTH_INVALID', 'AUTH_EXPIRED', 'AUTH_REPLAYED'];
 
-const SCHEMAS: Record<string, object> = {
+const schemas = (profile: ApiProfile): Record<string, object> => ({
   SyncRequest: syncBody,
   SyncRecord: responses.syncRecord,
   ActionRequest: actionBody,
-  ActionRecord: responses.actionRecord,
+  ActionRecord: responses.actionRecord(profile),
+  RecoveryPubRequest: recoveryPubBody,
+  RecoveryPub: responses.recoveryPub,
+  NoncesStatus: responses.noncesStatus,
   TokenRequest: tokenBody,
   TokenCounts: responses.tokenCounts,
   Rates: responses.rates,
@@ -80,7 +89,7 @@ const SCHEMAS: Record<string, object> = {
   Health: responses.health,
   OpenApiDocument: { type: 'object', description: 'this document' },
   Error: responses.failure(Object.keys(STATUS) as ErrorCode[]),
-};
+});
 
 export const OPERATIONS: readonly Operation[] = [
   {
@@ -99,6 +108,7 @@ export const OPERATIONS: readonly Operation[] = [
     doc: 'get-v1syncwalletidentity',
     params: idParams,
     data: 'SyncRecord',
+    bareForApps: true,
     errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
   },
   {
@@ -117,6 +127,7 @@ export const OPERATIONS: readonly Operation[] = [
     doc: 'get-v1actionwkidentity',
     params: idParams,
     data: 'ActionRecord',
+    bareForApps: true,
     errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
   },
   {
@@ -134,6 +145,7 @@ export const OPERATIONS: readonly Operation[] = [
     summary: 'Exchange rates, refreshed in the background',
     doc: 'get-v1rates',
     data: 'Rates',
+    bareForApps: true,
     errors: ['UNAVAILABLE'],
   },
   {
@@ -142,6 +154,7 @@ export const OPERATIONS: readonly Operation[] = [
     summary: 'Network fee estimates per chain',
     doc: 'get-v1networkfees',
     data: 'NetworkFees',
+    bareForApps: true,
     errors: ['UNAVAILABLE'],
   },
   {
@@ -151,6 +164,7 @@ export const OPERATIONS: readonly Operation[] = [
     doc: 'get-v1tokeninfonetworkaddress',
     params: tokenInfoParams,
     data: 'TokenInfo',
+    bareForApps: true,
     errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
   },
   {
@@ -159,6 +173,7 @@ export const OPERATIONS: readonly Operation[] = [
     summary: 'Which third-party features the apps should show',
     doc: 'get-v1services',
     data: 'Services',
+    bareForApps: true,
     errors: [],
   },
   {
@@ -169,7 +184,37 @@ export const OPERATIONS: readonly Operation[] = [
     params: { properties: { partner: { type: 'string', description: 'a configured partner: onramper' } } },
     body: { schema: 'SignRequest', limitBytes: SIGN_BODY_LIMIT },
     data: 'Signature',
+    bareForApps: true,
+    queryStringForApps: true,
     errors: ['NOT_FOUND', 'UNAVAILABLE'],
+  },
+  {
+    method: 'post',
+    path: '/v1/recoverypub',
+    summary: "Stores the key app's recovery xpub of a pair (always signed; kept without expiry)",
+    doc: 'recovery-xpub--post-v1recoverypub-get-v1recoverypubid',
+    body: { schema: 'RecoveryPubRequest', limitBytes: DEFAULT_BODY_LIMIT },
+    data: 'RecoveryPub',
+    errors: [...SIGNABLE, 'UNAVAILABLE'],
+  },
+  {
+    method: 'get',
+    path: '/v1/recoverypub/{id}',
+    summary: "The key app's recovery xpub of a pair (id is the wkIdentity)",
+    doc: 'recovery-xpub--post-v1recoverypub-get-v1recoverypubid',
+    params: idParams,
+    data: 'RecoveryPub',
+    bareForApps: true,
+    errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
+  },
+  {
+    method: 'get',
+    path: '/v1/nonces/status/{id}',
+    summary: 'Whether the apps must replenish enterprise nonces: never, this relay keeps no nonce pools',
+    doc: 'nonce-status--get-v1noncesstatusid',
+    params: idParams,
+    data: 'NoncesStatus',
+    errors: ['INVALID_PARAMETER'],
   },
   {
     method: 'post',
@@ -215,8 +260,21 @@ export const OPERATIONS: readonly Operation[] = [
   },
 ];
 
-/** Operations whose answer is the payload itself, without `{ success, data }`. */
+/** Operations whose answer is the payload itself, without `{ success, data }`, whatever the profile. */
 const NOT_ENVELOPED = new Set(['/v1/openapi.json']);
+
+function isBare(operation: Operation, profile: ApiProfile): boolean {
+  return NOT_ENVELOPED.has(operation.path) || (profile === 'ssp-apps' && operation.bareForApps === true);
+}
+
+/** The routes answered bare under `profile`, as the router names them (`GET /v1/sync/:id`). */
+export function bareRoutes(profile: ApiProfile): Set<string> {
+  return new Set(
+    OPERATIONS.filter((operation) => operation.path !== '/v1/openapi.json' && isBare(operation, profile)).map(
+      (operation) => `${operation.method.toUpperCase()} ${operation.path.replace(/\{(\w+)\}/g, ':$1')}`,
+    ),
+  );
+}
 
 const HEADERS: Record<string, { description: string; schema: Schema }> = {
   'X-Request-Id': {
@@ -285,14 +343,14 @@ function headersOf(operation: Operation, status: number, codes: ErrorCode[] = []
   return headers;
 }
 
-function responsesOf(operation: Operation): Schema {
+function responsesOf(operation: Operation, profile: ApiProfile): Schema {
   const data = ref(operation.data);
   const out: Schema = {
     200: {
       description: 'Success',
       headers: headersOf(operation, 200),
       content: {
-        'application/json': { schema: NOT_ENVELOPED.has(operation.path) ? data : responses.success(data) },
+        'application/json': { schema: isBare(operation, profile) ? data : responses.success(data) },
       },
     },
   };
@@ -327,8 +385,15 @@ function parametersOf(operation: Operation): Schema[] | undefined {
   }));
 }
 
-function operationObject(operation: Operation): Schema {
+const QUERY_STRING = {
+  type: 'string',
+  description:
+    'the same parameters as key=value&key=value, in the order to sign (form values are URL-decoded)',
+};
+
+function operationObject(operation: Operation, profile: ApiProfile): Schema {
   const limit = operation.body?.limitBytes;
+  const queryString = profile === 'ssp-apps' && operation.queryStringForApps === true;
   return {
     operationId: `${operation.method}${operation.path.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string = '') => c.toUpperCase())}`,
     summary: operation.summary,
@@ -341,11 +406,19 @@ function operationObject(operation: Operation): Schema {
             description:
               `UTF-8 JSON object of at most ${limit} bytes once decoded (Content-Encoding gzip, deflate or br ` +
               'accepted); unknown fields are dropped',
-            content: { 'application/json': { schema: ref(operation.body.schema) } },
+            content: {
+              'application/json': { schema: ref(operation.body.schema) },
+              ...(queryString
+                ? {
+                    'application/x-www-form-urlencoded': { schema: QUERY_STRING },
+                    'text/plain': { schema: QUERY_STRING },
+                  }
+                : {}),
+            },
           },
         }
       : {}),
-    responses: responsesOf(operation),
+    responses: responsesOf(operation, profile),
   };
 }
 
@@ -359,15 +432,18 @@ function headerComponents(): Schema {
 }
 
 const DESCRIPTION = `The HTTP API of multisig-relay. Every answer is JSON: \`{ "success": true, "data": … }\` or the \
-error envelope (\`Error\`). An unknown path answers 404 NOT_FOUND whatever the method; a known path with another \
+error envelope (\`Error\`); under API_PROFILE=ssp-apps the reads the released apps make answer \`data\` alone. An unknown path answers 404 NOT_FOUND whatever the method; a known path with another \
 method answers 405 METHOD_NOT_ALLOWED with an \`Allow\` header (OPTIONS: 204 with \`Allow\`). The socket.io events \
 on /v1/socket/key and /v1/socket/wallet are described by docs/asyncapi.yaml. The human contract is docs/api.md.`;
 
-/** The whole document: a plain JSON value, built once per process. */
-export function buildOpenApi(): Record<string, unknown> {
+/** The whole document of the profile the relay runs: a plain JSON value, built once per process. */
+export function buildOpenApi(profile: ApiProfile = 'standard'): Record<string, unknown> {
   const paths: Record<string, Schema> = {};
   for (const operation of OPERATIONS) {
-    paths[operation.path] = { ...paths[operation.path], [operation.method]: operationObject(operation) };
+    paths[operation.path] = {
+      ...paths[operation.path],
+      [operation.method]: operationObject(operation, profile),
+    };
   }
   return {
     openapi: '3.1.0',
@@ -375,7 +451,9 @@ export function buildOpenApi(): Record<string, unknown> {
     info: { title: 'multisig-relay', version: 'v1', description: DESCRIPTION },
     paths,
     components: {
-      schemas: Object.fromEntries(Object.entries(SCHEMAS).map(([name, schema]) => [name, portable(schema)])),
+      schemas: Object.fromEntries(
+        Object.entries(schemas(profile)).map(([name, schema]) => [name, portable(schema)]),
+      ),
       headers: headerComponents(),
       responses: {
         NotFound: {

@@ -1,12 +1,20 @@
 import ids from '../data/coingecko-ids.json' with { type: 'json' };
 import { amount, isRecord, UpstreamError, type Upstream } from './http.js';
 
-/** Price keys (lowercase chain ids and token symbols) by provider id; testnets have no provider id. */
+/**
+ * Price keys by provider id: lowercase chain ids and token symbols, and the wallet app's own chain ids where
+ * they differ from the symbol (`solMainnet`), as it spells them. Testnets have no provider id.
+ */
 const KEYS_BY_ID = new Map<string, string[]>();
 const NO_MARKET_VALUE: string[] = [];
-for (const [key, id] of [...Object.entries(ids.tokens), ...Object.entries(ids.chains)]) {
-  if (id === null) NO_MARKET_VALUE.push(key.toLowerCase());
-  else KEYS_BY_ID.set(id, [...(KEYS_BY_ID.get(id) ?? []), key.toLowerCase()]);
+for (const [key, id] of [
+  ...[...Object.entries(ids.tokens), ...Object.entries(ids.chains)].map(
+    ([k, v]) => [k.toLowerCase(), v] as const,
+  ),
+  ...Object.entries(ids.appChainIds),
+]) {
+  if (id === null) NO_MARKET_VALUE.push(key);
+  else KEYS_BY_ID.set(id, [...(KEYS_BY_ID.get(id) ?? []), key]);
 }
 
 /** USD prices keyed by lowercase chain id and token symbol; testnet coins are worth 0. */

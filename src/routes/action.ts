@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { ACTION_BODY_LIMIT, jsonBody } from '../http/body.js';
+import type { StoredAnswer } from '../http/auth.js';
 import { okJson, type RelayState } from '../http/context.js';
 import { AppError } from '../http/errors.js';
 import { errorFields } from '../log.js';
@@ -16,9 +17,16 @@ import type { ActionRecord, ActionRequest } from '../types.js';
 const parseBody = validator<ActionRequest>('body', actionBody);
 const parseParams = validator<{ id: string }>('params', idParams);
 
-function toRecord(body: ActionRequest, ttlSeconds: number, now = Date.now()): ActionRecord {
+/** How records are shaped: their lifetime, and whether they also carry `expireAt` (API_PROFILE=ssp-apps). */
+export interface RecordShape {
+  ttlSeconds: number;
+  expireAt: boolean;
+}
+
+function toRecord(body: ActionRequest, shape: RecordShape, id: string, now = Date.now()): ActionRecord {
+  const expiresAt = new Date(now + shape.ttlSeconds * 1000).toISOString();
   return {
-    id: newRecordId(),
+    id,
     chain: body.chain,
     wkIdentity: body.wkIdentity,
     action: body.action,
@@ -26,7 +34,16 @@ function toRecord(body: ActionRequest, ttlSeconds: number, now = Date.now()): Ac
     ...(body.path !== undefined ? { path: body.path } : {}),
     ...(body.utxos !== undefined ? { utxos: body.utxos } : {}),
     createdAt: new Date(now).toISOString(),
-    expiresAt: new Date(now + ttlSeconds * 1000).toISOString(),
+    expiresAt,
+    ...(shape.expireAt ? { expireAt: expiresAt } : {}),
+  };
+}
+
+/** The mailbox's record if it is still the one `id` names (records are serialized id first). */
+export function storedAction(store: ActionStore): StoredAnswer {
+  return async (body, id) => {
+    const json = await store.readJson(String(body.wkIdentity));
+    return json?.startsWith(`{"id":${JSON.stringify(id)},`) ? json : null;
   };
 }
 
@@ -42,12 +59,13 @@ export interface ActionEvents {
 export function actionRoutes(
   router: Router<RelayState>,
   store: ActionStore,
-  ttlSeconds: number,
+  shape: RecordShape,
   guards: { writeBudget: Middleware<RelayState>; signed: Middleware<RelayState> },
   events: ActionEvents,
 ): void {
   router.post('/v1/action', jsonBody(ACTION_BODY_LIMIT), guards.writeBudget, guards.signed, async (ctx) => {
-    const record = toRecord(parseBody(ctx.request.body), ttlSeconds);
+    const record = toRecord(parseBody(ctx.request.body), shape, ctx.state.writeId ?? newRecordId());
+    ctx.state.writing = true;
     const { json, intentMissed } = await store.save(record, pushSide(record.action) !== undefined);
     // The emit runs after this handler's awaits (setImmediate), so it never delays or fails the answer.
     events.stored(record, json);

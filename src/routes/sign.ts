@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
-import { jsonBody, SIGN_BODY_LIMIT } from '../http/body.js';
+import { parametersBody, SIGN_BODY_LIMIT } from '../http/body.js';
 import { ok, type RelayState } from '../http/context.js';
 import { AppError } from '../http/errors.js';
 import { consumeOrReject } from '../http/rate-limit.js';
@@ -8,15 +8,19 @@ import { validator } from '../http/validate.js';
 import { MAX_SIGNED_CHARS, signParameters, type Partner } from '../partners.js';
 import { signBody } from '../schemas/sign.js';
 
-const readJson = jsonBody(SIGN_BODY_LIMIT);
 const parseParameters = validator<Record<string, string>>('body', signBody);
 
-/** POST /v1/sign/{partner}: HMAC of the partner's parameters. Its secret never reaches a log or an answer. */
+/**
+ * POST /v1/sign/{partner}: HMAC of the partner's parameters. Its secret never reaches a log or an answer. With
+ * `queryString` (API_PROFILE=ssp-apps) the parameters may also come as a form or text `key=value&…` body.
+ */
 export function signRoutes(
   router: Router<RelayState>,
   partners: ReadonlyMap<string, Partner>,
   limiter: RateLimiterAbstract,
+  queryString: boolean,
 ): void {
+  const readBody = parametersBody(SIGN_BODY_LIMIT, queryString);
   router.post('/v1/sign/:partner', async (ctx) => {
     await consumeOrReject(limiter, ctx, 'signing requests from this address');
     const partner = partners.get(ctx.params.partner ?? '');
@@ -26,7 +30,7 @@ export function signRoutes(
       throw new AppError('UNAVAILABLE', `Signing for ${partner.name} is not configured.`);
     }
     // The body is read only once the partner can sign, so 404 and 503 never depend on it.
-    await readJson(ctx, async () => {});
+    await readBody(ctx, async () => {});
     const unknown = Object.keys(ctx.request.body as object).filter((key) => !partner.signable.includes(key));
     if (unknown.length > 0) {
       throw new AppError('INVALID_PARAMETER', `Only ${partner.signable.join(', ')} can be signed.`, {

@@ -1,5 +1,6 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
+import type { StoredAnswer } from '../http/auth.js';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { jsonBody } from '../http/body.js';
 import { ok, type RelayState } from '../http/context.js';
@@ -25,15 +26,29 @@ export function tokenRoutes(
 ): void {
   router.post('/v1/token', jsonBody(), guards.writeBudget, guards.signed, async (ctx) => {
     const body = parseBody(ctx.request.body);
-    for (const side of TOKEN_SIDES) {
-      if (body[`${side}Token`] !== undefined) {
-        await consumeOrReject(
-          registrations,
-          `${side}:${body.wkIdentity}`,
-          `${side} token registrations for this pair`,
-        );
-      }
-    }
+    await chargeRegistrations(registrations, body);
+    ctx.state.writing = true;
     ok(ctx, await store.save(body));
   });
+}
+
+/** 429 once a side of the pair is over its registrations; charged before anything is written. */
+export async function chargeRegistrations(
+  registrations: RateLimiterAbstract,
+  body: TokenRegistration,
+): Promise<void> {
+  for (const side of TOKEN_SIDES) {
+    if (body[`${side}Token`] !== undefined) {
+      await consumeOrReject(
+        registrations,
+        `${side}:${body.wkIdentity}`,
+        `${side} token registrations for this pair`,
+      );
+    }
+  }
+}
+
+/** A resent registration is answered with the pair's counts as they are: registering again changes nothing. */
+export function storedCounts(store: TokenStore): StoredAnswer {
+  return async (body) => JSON.stringify(await store.counts(String(body.wkIdentity)));
 }

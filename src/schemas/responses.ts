@@ -2,7 +2,8 @@ import { EVM_CHAINS } from '../chains.js';
 import type { ErrorCode } from '../http/errors.js';
 import { actionBody } from './action.js';
 import { identifier } from './common.js';
-import { syncBody } from './sync.js';
+import { recoveryPubBody } from './recovery-pub.js';
+import type { ApiProfile } from '../config.js';
 
 /**
  * What the API answers, as JSON Schema. Nothing validates responses at run time; these feed the OpenAPI
@@ -12,33 +13,40 @@ import { syncBody } from './sync.js';
 
 const timestamp = { type: 'string', format: 'date-time' } as const;
 
-/** `data` of POST /v1/sync and GET /v1/sync/{id}: exactly the request's fields that were given. */
-export const syncRecord = {
-  type: 'object',
-  properties: syncBody.properties,
-  required: syncBody.required,
-  additionalProperties: false,
+export { syncRecord } from './sync.js';
+
+const expiresAt = {
+  ...timestamp,
+  description: 'createdAt + ACTION_TTL_SECONDS; gone from the mailbox after it',
 } as const;
 
-/** `data` of POST /v1/action and GET /v1/action/{id}, and the data of every socket event. */
-export const actionRecord = {
-  type: 'object',
-  properties: {
-    id: {
-      type: 'string',
-      pattern: '^[A-Za-z0-9_-]{22,36}$',
-      description:
-        'random identifier of this stored record, new on every POST; the same in GET, events and replays',
+/**
+ * `data` of POST /v1/action and GET /v1/action/{id}, and the data of every socket event. Under the `ssp-apps`
+ * profile it also has `expireAt`, the name the released apps' countdown reads.
+ */
+export function actionRecord(profile: ApiProfile) {
+  const apps = profile === 'ssp-apps';
+  return {
+    type: 'object',
+    properties: {
+      ...actionRecordProperties,
+      ...(apps ? { expireAt: { ...expiresAt, description: 'the same as expiresAt' } } : {}),
     },
-    ...actionBody.properties,
-    createdAt: { ...timestamp, description: 'when the relay stored it (ISO-8601, UTC)' },
-    expiresAt: {
-      ...timestamp,
-      description: 'createdAt + ACTION_TTL_SECONDS; gone from the mailbox after it',
-    },
+    required: ['id', ...actionBody.required, 'createdAt', 'expiresAt', ...(apps ? ['expireAt'] : [])],
+    additionalProperties: false,
+  } as const;
+}
+
+const actionRecordProperties = {
+  id: {
+    type: 'string',
+    pattern: '^[A-Za-z0-9_-]{22,36}$',
+    description:
+      'random identifier of this stored record, new on every POST; the same in GET, events and replays',
   },
-  required: ['id', ...actionBody.required, 'createdAt', 'expiresAt'],
-  additionalProperties: false,
+  ...actionBody.properties,
+  createdAt: { ...timestamp, description: 'when the relay stored it (ISO-8601, UTC)' },
+  expiresAt,
 } as const;
 
 const count = { type: 'integer', minimum: 0, maximum: 100 } as const;
@@ -127,6 +135,34 @@ export const queued = {
     status: { const: 'queued' },
   },
   required: ['id', 'status'],
+  additionalProperties: false,
+} as const;
+
+/** `data` of POST /v1/recoverypub and GET /v1/recoverypub/{id}. */
+export const recoveryPub = {
+  type: 'object',
+  properties: {
+    ...recoveryPubBody.properties,
+    createdAt: { ...timestamp, description: 'when the relay stored it (ISO-8601, UTC)' },
+  },
+  required: [...recoveryPubBody.required, 'createdAt'],
+  additionalProperties: false,
+} as const;
+
+const never = { type: 'boolean', const: false } as const;
+
+/** `data` of GET /v1/nonces/status/{id}: this relay keeps no enterprise nonce pools to replenish. */
+export const noncesStatus = {
+  type: 'object',
+  properties: {
+    replenishNeeded: {
+      type: 'object',
+      properties: { key: never, wallet: never },
+      required: ['key', 'wallet'],
+      additionalProperties: false,
+    },
+  },
+  required: ['replenishNeeded'],
   additionalProperties: false,
 } as const;
 

@@ -1,6 +1,6 @@
 import { identifier } from './common.js';
 
-const pushToken = { type: 'string', minLength: 1, maxLength: 5000 } as const;
+export const pushToken = { type: 'string', minLength: 1, maxLength: 5000 } as const;
 
 export const tokenBody = {
   type: 'object',

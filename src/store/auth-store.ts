@@ -1,40 +1,58 @@
 import type { Side } from '../action-types.js';
 import type { RedisClient } from '../redis/clients.js';
 import type { Keys } from './keys.js';
+import { defineScript } from './scripts.js';
 import type { WriteAck } from './write-ack.js';
+
+/** Deletes KEYS[1] only while it still holds ARGV[1]: a request gives back its own nonce, never another's. */
+const RELEASE_OWN = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`;
 
 /**
  * Spent nonces and pins of identity-signed requests, shared by every pod. On the stores' fail-fast client: with
  * Redis away a signed or pinned request is refused with 503 rather than let through unchecked.
  */
 export class AuthStore {
+  private readonly releaseOwn;
+
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly ack: WriteAck,
-  ) {}
-
-  /**
-   * Spends a nonce until `expiresAtMs` (after which the message is outside the window anyway); false when it
-   * was already spent. WAIT-confirmed like every write, so a failover cannot resurrect it; not confirmed, it is
-   * released again, since the client is told 503 and may retry.
-   */
-  async spendNonce(wkIdentity: string, nonce: string, expiresAtMs: number): Promise<boolean> {
-    const key = this.keys.authNonce(wkIdentity, nonce);
-    const set = await this.redis.set(key, '1', 'PXAT', expiresAtMs, 'NX');
-    if (set === null) return false;
-    try {
-      await this.ack.confirm(key);
-    } catch (err) {
-      await this.releaseNonce(wkIdentity, nonce);
-      throw err;
-    }
-    return true;
+  ) {
+    this.releaseOwn = defineScript<number>(redis, 'relayNonceRelease', 1, RELEASE_OWN);
   }
 
-  /** Unspends a nonce whose request failed on the relay's side (5xx), so its honest retry works; best effort. */
-  async releaseNonce(wkIdentity: string, nonce: string): Promise<void> {
-    await this.redis.del(this.keys.authNonce(wkIdentity, nonce)).catch(() => undefined);
+  /**
+   * Spends a nonce for `ttlMs` (until its message can no longer be accepted), remembering `value` (what the
+   * request will write, for a resend). Returns undefined when this call spent it, else what the nonce holds.
+   * WAIT-confirmed like every write, so a failover cannot resurrect it; a spend that fails on the relay's side
+   * (a timeout that may have been applied, a WAIT that saw too few replicas) is given back.
+   */
+  async spendNonce(
+    wkIdentity: string,
+    nonce: string,
+    ttlMs: number,
+    value: string,
+  ): Promise<string | undefined> {
+    const key = this.keys.authNonce(wkIdentity, nonce);
+    try {
+      // SET … NX GET (Redis 7): sets and answers nil, or answers what an earlier spend left.
+      const earlier = (await this.redis.call('SET', key, value, 'PX', ttlMs, 'NX', 'GET')) as string | null;
+      if (earlier !== null) return earlier;
+      await this.ack.confirm(key);
+    } catch (err) {
+      await this.releaseNonce(wkIdentity, nonce, value);
+      throw err;
+    }
+    return undefined;
+  }
+
+  /** Unspends a nonce this request spent, so the client's retry works once; best effort. */
+  async releaseNonce(wkIdentity: string, nonce: string, value: string): Promise<void> {
+    await this.releaseOwn([this.keys.authNonce(wkIdentity, nonce)], [value]).catch(() => undefined);
   }
 
   /** Which of `sides` are pinned (one round trip for both sides of a token registration). */

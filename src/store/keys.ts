@@ -30,6 +30,8 @@ export interface Keys {
   authNonce(wkIdentity: string, nonce: string): string;
   /** A side of the pair that signs its writes: its unsigned writes are refused while this exists. */
   authPin(wkIdentity: string, side: TokenSide): string;
+  /** The key app's recovery xpub of a pair: the one record kept without expiry. */
+  recoveryPub(wkIdentity: string): string;
   /** Pushes sent to one side of the pair in the current minute. */
   pushCount(wkIdentity: string, side: TokenSide): string;
   /** The stream of push intents the action route appends to and the worker's intake reads (queue/push-jobs.ts). */
@@ -52,6 +54,7 @@ export function keysFor(prefix: string): Keys {
     supportCounted: (jobId) => `${prefix}support:counted:${jobId}`,
     authNonce: (id, nonce) => `${prefix}authnonce:{${id}}:${nonce}`,
     authPin: (id, side) => `${prefix}authpin:{${id}}:${side}`,
+    recoveryPub: (id) => `${prefix}recoverypub:{${id}}`,
     pushCount: (id, side) => `${prefix}pushrate:{${id}}:${side}`,
     pushIntents: `${prefix}push:intents`,
   };

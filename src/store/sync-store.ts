@@ -54,6 +54,11 @@ export class SyncStore {
     return json;
   }
 
+  /** The stored record as JSON text, or null, without starting the grace period (a resent sync's answer). */
+  peekJson(walletIdentity: string): Promise<string | null> {
+    return this.redis.get(this.keys.sync(walletIdentity));
+  }
+
   /**
    * The stored record as JSON text, or null; the first read starts the grace period. With `limit`, the global
    * rate limit is consumed in the same script and a refused request leaves the record as it was.

@@ -164,6 +164,14 @@ export class TokenStore {
     return { wkIdentity, keyTokens, walletTokens };
   }
 
+  /** How many tokens each side of the pair holds, as a registration answers. */
+  async counts(wkIdentity: string): Promise<TokenCounts> {
+    const [keyTokens, walletTokens] = await Promise.all(
+      TOKEN_SIDES.map((side) => this.redis.zcard(this.keys.tokens(wkIdentity, side))),
+    );
+    return { wkIdentity, keyTokens: keyTokens!, walletTokens: walletTokens! };
+  }
+
   /**
    * The pair's tokens of one side registered within the TTL that still belong to it: a token that moved on is
    * never delivered here.

@@ -2,7 +2,7 @@ import { startApi, type ApiHandle } from '../../src/api.js';
 import { EVM_CHAINS } from '../../src/chains.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
-import { checkContract } from './contract.js';
+import { checkContract, servesProfile } from './contract.js';
 import { testRedis } from './redis.js';
 
 export interface TestApi {
@@ -46,6 +46,7 @@ export async function startTestApi(overrides: Record<string, string> = {}): Prom
   const logs: Record<string, unknown>[] = [];
   const log = createLogger(config.logLevel, {}, (line) => logs.push(JSON.parse(line)));
   const handle = await startApi(config, log);
+  servesProfile(handle.url, config.apiProfile);
   await waitUntilReady(handle.url);
   return { url: handle.url, config, handle, logs, stop: () => handle.stop() };
 }
@@ -79,7 +80,7 @@ export async function request(base: string, path: string, init: RequestInit = {}
   } catch {
     body = undefined;
   }
-  checkContract({
+  checkContract(base, {
     method: init.method ?? 'GET',
     target: path,
     status: res.status,

@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import type { ApiProfile } from '../../src/config.js';
 import { freePort } from '../../src/redis/server.js';
 import { testEnv, waitUntilReady } from './api.js';
+import { servesProfile } from './contract.js';
 
 /** `node --import=tsx <script>`: how the tests run the relay and its scripts as separate processes. */
 export const TSX = ['--import=tsx'];
@@ -112,6 +114,7 @@ export async function startApiPod(overrides: Record<string, string> = {}): Promi
   const port = await freePort();
   const child = spawnNode(['src/main.ts'], testEnv({ RELAY_ROLE: 'api', PORT: String(port), ...overrides }));
   const url = `http://127.0.0.1:${port}`;
+  servesProfile(url, (overrides.API_PROFILE ?? 'standard') as ApiProfile);
   try {
     await waitUntilReady(url, 20_000);
   } catch (err) {

@@ -1,6 +1,7 @@
 import { AssertionError } from 'chai';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import type { ApiProfile } from '../../src/config.js';
 import { STATUS, type ErrorCode } from '../../src/http/errors.js';
 import { buildOpenApi } from '../../src/openapi/document.js';
 
@@ -131,10 +132,21 @@ function headerOf(headers: Headers | Record<string, string>, name: string): stri
   return headers[name.toLowerCase()] ?? null;
 }
 
-let shared: ContractChecker | undefined;
+const checkers = new Map<ApiProfile, ContractChecker>();
+const profiles = new Map<string, ApiProfile>();
 
-/** The check every test HTTP helper runs on what it receives. */
-export function checkContract(exchange: Exchange): void {
-  shared ??= new ContractChecker();
-  shared.check(exchange);
+/** Tells the check which profile the relay at `base` runs (standard unless told). */
+export function servesProfile(base: string, profile: ApiProfile): void {
+  profiles.set(base, profile);
+}
+
+/** The check every test HTTP helper runs on what it receives, against the document of the relay's profile. */
+export function checkContract(base: string, exchange: Exchange): void {
+  const profile = profiles.get(base) ?? 'standard';
+  let checker = checkers.get(profile);
+  if (!checker) {
+    checker = new ContractChecker(buildOpenApi(profile));
+    checkers.set(profile, checker);
+  }
+  checker.check(exchange);
 }

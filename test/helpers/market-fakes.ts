@@ -9,6 +9,7 @@ export const PRICES: Record<string, number> = {
   zelcash: 0.5,
   litecoin: 90,
   'polygon-ecosystem-token': 0.25,
+  solana: 140.5,
 };
 export const FIAT = { USD: 1, EUR: 0.92, GBP: 0.79, JPY: 150.5 };
 export const BTC_FEES = { fastestFee: 20, halfHourFee: 15, hourFee: 10, economyFee: 5, minimumFee: 1 };

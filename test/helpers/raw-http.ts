@@ -80,7 +80,7 @@ export async function rawReplies(
 export async function rawExchange(url: string, request: string | Buffer): Promise<RawReply> {
   const reply = (await rawReplies(url, request)).replies[0]!;
   const [method = '', target = ''] = request.toString('latin1').split('\r\n', 1)[0]!.split(' ');
-  checkContract({
+  checkContract(url, {
     method,
     target,
     status: reply.status,
