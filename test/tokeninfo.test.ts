@@ -7,32 +7,14 @@ import {
   abiUint,
   jsonRpcNode,
   rpcMethods,
+  SELECTORS,
+  tokenNode,
   type RpcAnswer,
-  type RpcHandler,
 } from './helpers/json-rpc.js';
 import { redis } from './helpers/redis.js';
 
 const USDC = '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48';
 const usdc = USDC.toLowerCase();
-const SELECTORS = { '0x06fdde03': 'name', '0x95d89b41': 'symbol', '0x313ce567': 'decimals' } as const;
-const REVERTED: RpcAnswer = { error: { code: 3, message: 'execution reverted' } };
-
-/**
- * A node holding one ERC-20 contract answering with the given return data (undefined: the call fails with
- * `failure`, a revert unless told otherwise).
- */
-function tokenNode(
-  answers: { name?: string; symbol?: string; decimals?: string; code?: string },
-  failure = REVERTED,
-): RpcHandler {
-  return (method, params) => {
-    if (method === 'eth_getCode') return { result: answers.code ?? '0x6080604052' };
-    const call = params[0] as { data: keyof typeof SELECTORS };
-    const data = answers[SELECTORS[call.data]];
-    return data === undefined ? failure : { result: data };
-  };
-}
-
 const usdcNode = tokenNode({ name: abiString('USD Coin'), symbol: abiString('USDC'), decimals: abiUint(6) });
 const usdcInfo = { network: 'eth', address: usdc, name: 'USD Coin', symbol: 'USDC', decimals: 6, logo: null };
 

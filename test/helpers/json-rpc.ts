@@ -42,3 +42,22 @@ export function abiBytes32(text: string): string {
 export function abiUint(value: number | bigint): string {
   return `0x${word(value.toString(16))}`;
 }
+
+export const SELECTORS = { '0x06fdde03': 'name', '0x95d89b41': 'symbol', '0x313ce567': 'decimals' } as const;
+export const REVERTED: RpcAnswer = { error: { code: 3, message: 'execution reverted' } };
+
+/**
+ * A node holding one ERC-20 contract answering with the given return data (undefined: the call fails with
+ * `failure`, a revert unless told otherwise).
+ */
+export function tokenNode(
+  answers: { name?: string; symbol?: string; decimals?: string; code?: string },
+  failure = REVERTED,
+): RpcHandler {
+  return (method, params) => {
+    if (method === 'eth_getCode') return { result: answers.code ?? '0x6080604052' };
+    const call = params[0] as { data: keyof typeof SELECTORS };
+    const data = answers[SELECTORS[call.data]];
+    return data === undefined ? failure : { result: data };
+  };
+}
