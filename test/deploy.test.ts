@@ -641,6 +641,7 @@ describe('deployment manifests', () => {
             PORT: String(port),
             METRICS_PORT: String(metricsPort),
             LOG_LEVEL: 'warn',
+            RELAY_COMMIT: 'built-here',
           },
           stdio: ['ignore', 'pipe', 'pipe'],
         });
@@ -652,6 +653,10 @@ describe('deployment manifests', () => {
           await waitUntilReady(`http://127.0.0.1:${port}`, 10_000);
           const scraped = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
           expect(scraped.status).to.equal(200);
+          // dist/src/ finds the package.json two levels up, as the image's /app/dist/src/ does.
+          expect(await scraped.text()).to.include(
+            `relay_build_info{version="${packageJson.version}",commit="built-here"} 1\n`,
+          );
         } catch (err) {
           child.kill('SIGKILL');
           throw new Error(`${(err as Error).message}; the process wrote: ${output}`, { cause: err });
