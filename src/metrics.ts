@@ -24,7 +24,7 @@ function packageVersion(): string {
   for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
     const file = join(dir, 'package.json');
     if (existsSync(file)) return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
-    if (dirname(dir) === dir) throw new Error('no package.json above the relay\'s code');
+    if (dirname(dir) === dir) throw new Error("no package.json above the relay's code");
   }
 }
 

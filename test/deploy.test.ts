@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { knownEnvVars, loadConfig, type Config } from '../src/config.js';
 import { createLogger } from '../src/log.js';
-import { startMetricsServer, type MetricsHandle } from '../src/metrics.js';
+import { registry, startMetricsServer, type MetricsHandle } from '../src/metrics.js';
 import { freePort } from '../src/redis/server.js';
 import { startTestApi, testEnv, waitUntilReady, type TestApi } from './helpers/api.js';
 import {
@@ -148,6 +148,30 @@ describe('deployment manifests', () => {
             }
           });
         }
+
+        it('hpa-sockets: the API scales on CPU and on the open sockets per pod that prometheus-adapter serves', async () => {
+          const built = await withComponent('hpa-sockets');
+          const hpa = built.find((doc) => doc.kind === 'HorizontalPodAutoscaler')!;
+          expect(hpa.spec.metrics).to.deep.equal([
+            ...ofKind(docs, 'HorizontalPodAutoscaler')[0]!.spec.metrics,
+            {
+              type: 'Pods',
+              pods: {
+                metric: { name: 'relay_sockets_connected' },
+                target: { type: 'AverageValue', averageValue: '5000' },
+              },
+            },
+          ]);
+          expect(hpa.spec.metrics[0].resource.name).to.equal('cpu');
+          // The adapter serves the relay's gauge under the name the HPA asks for.
+          const [rule] = (parse(readRepoFile('deploy/prometheus/adapter-values.yaml')) as Manifest).rules
+            .custom;
+          expect(rule.name.as).to.equal('relay_sockets_connected');
+          expect(rule.seriesQuery).to.match(/^relay_sockets_connected\{/);
+          expect(await registry.getSingleMetric('relay_sockets_connected')?.get()).to.include({
+            type: 'gauge',
+          });
+        });
 
         it('push-fcm: the worker sends through FCM with the key mounted from a Secret; API pods need no key', async () => {
           const built = await withComponent('push-fcm');
