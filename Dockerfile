@@ -21,6 +21,10 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 FROM node:24.21.0-slim
 ENV NODE_ENV=production
+# The commit the image is built from, reported by the relay_build_info metric (the version comes from
+# package.json): docker build --build-arg RELAY_COMMIT="$(git rev-parse --short HEAD)" .
+ARG RELAY_COMMIT=unknown
+ENV RELAY_COMMIT=$RELAY_COMMIT
 WORKDIR /app
 # package.json stays: its "type": "module" makes Node load dist/ as ES modules.
 COPY --from=base /app/package.json ./

@@ -38,6 +38,8 @@ export interface Config {
   httpBacklog: number;
   /** Port of the Prometheus `/metrics` listener (on HOST, beside the API and the worker); 0 turns it off. */
   metricsPort: number;
+  /** The commit the image was built from (RELAY_COMMIT, a build argument), for relay_build_info. */
+  commit: string;
   sync: { ttlSeconds: number; readGraceSeconds: number };
   action: { ttlSeconds: number };
   rateLimit: { points: number; windowSeconds: number; trustProxyHops: number };
@@ -557,6 +559,7 @@ function read(env: EnvReader): Config {
     requestTimeoutMs: env.int('HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
     httpBacklog: env.int('HTTP_BACKLOG', 4096, 1, 65_535),
     metricsPort: env.int('METRICS_PORT', 9464, 0, 65535),
+    commit: env.string('RELAY_COMMIT', 'unknown'),
     sync: {
       ttlSeconds: env.int('SYNC_TTL_SECONDS', 900, 1, 86_400),
       readGraceSeconds: env.int('SYNC_READ_GRACE_SECONDS', 120, 0, 86_400),

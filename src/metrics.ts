@@ -1,4 +1,7 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { JobType, Queue, Worker } from 'bullmq';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Config } from './config.js';
@@ -12,6 +15,27 @@ import type { RoleHandle } from './role.js';
  */
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
+
+/**
+ * The relay's version, from the package.json Node itself uses for this module's package scope: the nearest one
+ * above it (the repository's for src/, the image's /app/package.json for dist/src/). Read once, at load.
+ */
+function packageVersion(): string {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file)) return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
+    if (dirname(dir) === dir) throw new Error("no package.json above the relay's code");
+  }
+}
+
+const RELAY_VERSION = packageVersion();
+
+const buildInfo = new Gauge({
+  name: 'relay_build_info',
+  help: 'Always 1; its labels say which version (package.json) and commit (RELAY_COMMIT) this process runs.',
+  labelNames: ['version', 'commit'] as const,
+  registers: [registry],
+});
 
 const httpRequests = new Counter({
   name: 'relay_http_requests_total',
@@ -292,6 +316,8 @@ async function answer(req: IncomingMessage, res: ServerResponse, log: Logger): P
  */
 export async function startMetricsServer(config: Config, log: Logger): Promise<MetricsHandle | undefined> {
   if (config.metricsPort === 0) return undefined;
+  buildInfo.reset();
+  buildInfo.set({ version: RELAY_VERSION, commit: config.commit }, 1);
   const server = createServer((req, res) => void answer(req, res, log));
   server.requestTimeout = 10_000;
   // Announced by main once every listener is up: a busy port must fail before anything says "listening".

@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { knownEnvVars, loadConfig, type Config } from '../src/config.js';
 import { createLogger } from '../src/log.js';
-import { startMetricsServer, type MetricsHandle } from '../src/metrics.js';
+import { registry, startMetricsServer, type MetricsHandle } from '../src/metrics.js';
 import { freePort } from '../src/redis/server.js';
 import { startTestApi, testEnv, waitUntilReady, type TestApi } from './helpers/api.js';
 import {
@@ -148,6 +148,30 @@ describe('deployment manifests', () => {
             }
           });
         }
+
+        it('hpa-sockets: the API scales on CPU and on the open sockets per pod that prometheus-adapter serves', async () => {
+          const built = await withComponent('hpa-sockets');
+          const hpa = built.find((doc) => doc.kind === 'HorizontalPodAutoscaler')!;
+          expect(hpa.spec.metrics).to.deep.equal([
+            ...ofKind(docs, 'HorizontalPodAutoscaler')[0]!.spec.metrics,
+            {
+              type: 'Pods',
+              pods: {
+                metric: { name: 'relay_sockets_connected' },
+                target: { type: 'AverageValue', averageValue: '5000' },
+              },
+            },
+          ]);
+          expect(hpa.spec.metrics[0].resource.name).to.equal('cpu');
+          // The adapter serves the relay's gauge under the name the HPA asks for.
+          const [rule] = (parse(readRepoFile('deploy/prometheus/adapter-values.yaml')) as Manifest).rules
+            .custom;
+          expect(rule.name.as).to.equal('relay_sockets_connected');
+          expect(rule.seriesQuery).to.match(/^relay_sockets_connected\{/);
+          expect(await registry.getSingleMetric('relay_sockets_connected')?.get()).to.include({
+            type: 'gauge',
+          });
+        });
 
         it('push-fcm: the worker sends through FCM with the key mounted from a Secret; API pods need no key', async () => {
           const built = await withComponent('push-fcm');
@@ -641,6 +665,7 @@ describe('deployment manifests', () => {
             PORT: String(port),
             METRICS_PORT: String(metricsPort),
             LOG_LEVEL: 'warn',
+            RELAY_COMMIT: 'built-here',
           },
           stdio: ['ignore', 'pipe', 'pipe'],
         });
@@ -652,6 +677,10 @@ describe('deployment manifests', () => {
           await waitUntilReady(`http://127.0.0.1:${port}`, 10_000);
           const scraped = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
           expect(scraped.status).to.equal(200);
+          // dist/src/ finds the package.json two levels up, as the image's /app/dist/src/ does.
+          expect(await scraped.text()).to.include(
+            `relay_build_info{version="${packageJson.version}",commit="built-here"} 1\n`,
+          );
         } catch (err) {
           child.kill('SIGKILL');
           throw new Error(`${(err as Error).message}; the process wrote: ${output}`, { cause: err });

@@ -18,6 +18,18 @@ describe('HTTP layer', () => {
       expect(line).to.include({ method: 'GET', route: '/v1/sync/:id', status: 404 });
     });
 
+    it('probes (/healthz, /readyz) log their line at debug, other requests at info', async () => {
+      for (const path of ['/healthz', '/readyz', '/v1/services']) {
+        expect(
+          (await get(api.url, path, { 'X-Request-Id': `level${path.replaceAll('/', '.')}` })).status,
+        ).to.equal(200);
+      }
+      const level = (path: string) =>
+        api.logs.find((l) => l.requestId === `level${path.replaceAll('/', '.')}` && l.msg === 'request')
+          ?.level;
+      expect(['/healthz', '/readyz', '/v1/services'].map(level)).to.deep.equal(['debug', 'debug', 'info']);
+    });
+
     it('replaces an insane one with a generated UUID', async () => {
       const res = await get(api.url, '/healthz', { 'X-Request-Id': 'bad id <script>' });
       expect(res.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/);

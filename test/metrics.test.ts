@@ -18,9 +18,9 @@ import { testRedis, testTopology } from './helpers/redis.js';
 
 const silent = createLogger('error', {}, () => {});
 
-async function startMetrics(): Promise<MetricsHandle> {
+async function startMetrics(overrides: Record<string, string> = {}): Promise<MetricsHandle> {
   const handle = await startMetricsServer(
-    loadConfig(testEnv({ METRICS_PORT: String(await freePort()) })),
+    loadConfig(testEnv({ METRICS_PORT: String(await freePort()), ...overrides })),
     silent,
   );
   if (!handle) throw new Error('metrics server not started');
@@ -246,6 +246,35 @@ describe('metrics', () => {
       name.replace(/_(bucket|count|sum)$/, ''),
     );
     expect([...new Set(named)].sort()).to.deep.equal(registered.sort());
+  });
+
+  describe('build info', () => {
+    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    const buildInfo = async (overrides: Record<string, string>) => {
+      const listener = await startMetrics(overrides);
+      try {
+        const text = await (await fetch(`${listener.url}/metrics`)).text();
+        return parsePrometheus(text).samples.filter((s) => s.name === 'relay_build_info');
+      } finally {
+        await listener.stop();
+      }
+    };
+
+    it('relay_build_info is 1, labelled with the package.json version and RELAY_COMMIT', async () => {
+      expect(version).to.match(/^\d+\.\d+\.\d+$/);
+      expect(await buildInfo({ RELAY_COMMIT: '89ac4a5' })).to.deep.equal([
+        { name: 'relay_build_info', labels: { version, commit: '89ac4a5' }, value: 1 },
+      ]);
+    });
+
+    it('without RELAY_COMMIT the commit is "unknown", and the earlier commit is gone', async () => {
+      await buildInfo({ RELAY_COMMIT: 'earlier' });
+      expect(await buildInfo({})).to.deep.equal([
+        { name: 'relay_build_info', labels: { version, commit: 'unknown' }, value: 1 },
+      ]);
+    });
   });
 
   describe('the metrics listener', () => {

@@ -2,6 +2,8 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { expect } from 'chai';
+import { createLogger } from '../src/log.js';
+import { redisForLaptop } from '../src/redis/dev-redis.js';
 import { freePort, portAnswers } from '../src/redis/server.js';
 import { testEnv, waitUntilReady } from './helpers/api.js';
 import { alive, descendants, exitOf, runNode, spawnNode, type Child } from './helpers/child.js';
@@ -226,6 +228,43 @@ describe('the relay as a process: start-up, shutdown and its logs', function () 
     } finally {
       child.kill();
     }
+  });
+
+  describe('npm start without REDIS_URL names the Redis it uses', () => {
+    it('a Redis answering on the default address is used, with a warning naming it', async () => {
+      const lines: Record<string, unknown>[] = [];
+      const log = createLogger('info', {}, (line) => lines.push(JSON.parse(line)));
+      const { url, port } = testRedis();
+      expect(await redisForLaptop(url, log)).to.equal(url);
+      expect(lines.map(({ level, msg, redis }) => ({ level, msg, redis }))).to.deep.equal([
+        {
+          level: 'warn',
+          msg: 'REDIS_URL is unset: using the Redis that answers on the default address; set REDIS_URL to choose',
+          redis: `127.0.0.1:${port}`,
+        },
+      ]);
+    });
+
+    it('with nothing answering there, a private redis-server is started and named', async () => {
+      const closed = await freePort();
+      const script = `
+        import { createLogger } from './src/log.ts';
+        import { redisForLaptop } from './src/redis/dev-redis.ts';
+        await redisForLaptop('redis://127.0.0.1:${closed}', createLogger('info'));
+        setInterval(() => {}, 1000);
+      `;
+      const child = spawnNode(['--input-type=module', '-e', script], {});
+      try {
+        const line = await waitFor('the warning', () => jsonLines(child)[0]);
+        expect(line).to.include({
+          level: 'warn',
+          msg: 'started a private redis-server for this process; its data is lost on exit',
+        });
+        expect(await portAnswers('127.0.0.1', Number(new URL(String(line.redisUrl)).port))).to.equal(true);
+      } finally {
+        child.kill();
+      }
+    });
   });
 
   describe('npm run jobs', () => {

@@ -18,6 +18,9 @@ export function routeTemplate(ctx: object): string {
   return typeof layer?.path === 'string' ? layer.path : 'unmatched';
 }
 
+/** Probes ask every few seconds on every pod: their lines go to debug, so info shows the clients' traffic. */
+const PROBES = new Set(['/healthz', '/readyz']);
+
 /**
  * One line per request (method, route template, status, duration; never bodies, payloads or tokens) and the
  * request metrics, from one route lookup. Called by the request frame once the status is final.
@@ -25,11 +28,7 @@ export function routeTemplate(ctx: object): string {
 export function logRequest(ctx: RelayContext, ms: number): void {
   const route = routeTemplate(ctx);
   recordHttpRequest(ctx.method, route, ctx.status, ms / 1000);
-  ctx.state.log.info('request', {
-    method: ctx.method,
-    route,
-    status: ctx.status,
-    ms: Math.round(ms * 10) / 10,
-    ip: ctx.ip,
-  });
+  const fields = { method: ctx.method, route, status: ctx.status, ms: Math.round(ms * 10) / 10, ip: ctx.ip };
+  if (PROBES.has(route)) ctx.state.log.debug('request', fields);
+  else ctx.state.log.info('request', fields);
 }

@@ -56,3 +56,43 @@ export function valueOf(scrape: Scrape, name: string, labels: Record<string, str
   if (found.length > 1) throw new Error(`${name} ${JSON.stringify(labels)} matches ${found.length} samples`);
   return found[0]?.value ?? 0;
 }
+
+/** PromQL words that are neither metrics nor followed by `(` where they appear. */
+const PROMQL_KEYWORDS = new Set([
+  'and',
+  'or',
+  'unless',
+  'bool',
+  'offset',
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+]);
+
+/**
+ * The metric names a PromQL expression selects: what is left once strings, label matchers, ranges and grouping
+ * clauses are removed, minus function and aggregation names (followed by `(`) and keywords.
+ */
+export function metricNames(expr: string): string[] {
+  const bare = expr
+    .replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, '')
+    .replace(/\{[^}]*\}/g, ' ')
+    .replace(/\[[^\]]*\]/g, ' ')
+    .replace(/\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ');
+  const names = [...bare.matchAll(/(?<![\w:.])([A-Za-z_:][\w:]*)(?![\w:]|\s*\()/g)].map((m) => m[1]!);
+  return [...new Set(names.filter((name) => !PROMQL_KEYWORDS.has(name)))];
+}
+
+/** The families a scrape declares (`# TYPE`), with a histogram's or summary's series names under them. */
+export function exportedNames(scrape: Scrape): Set<string> {
+  const names = new Set<string>();
+  for (const [family, type] of scrape.types) {
+    names.add(family);
+    if (type === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) names.add(family + suffix);
+    if (type === 'summary') for (const suffix of ['_sum', '_count']) names.add(family + suffix);
+  }
+  return names;
+}
