@@ -142,7 +142,7 @@ describe('identity-signed requests: the gate', () => {
   const admission = { route: 'action' as const, location: 'body' as const, body: vectorBody(), log: silent };
   before(async () => {
     client = createRedis(testTopology(), 'store');
-    store = new AuthStore(client, keys, new WriteAck(client, { waitReplicas: 0, waitTimeoutMs: 500 }));
+    store = new AuthStore(client, keys, WriteAck.none);
     // A fail-fast client refuses commands until it is connected.
     await waitFor('the store client to connect', () => client.status === 'ready');
   });

@@ -627,7 +627,7 @@ describe('push notifications (docs/api.md#what-a-push-carries)', () => {
     let store: TokenStore;
     before(async () => {
       client = createRedis(testTopology(), 'store');
-      store = new TokenStore(client, keys, new WriteAck(client, { waitReplicas: 0, waitTimeoutMs: 1 }));
+      store = new TokenStore(client, keys, WriteAck.none);
       // A fail-fast client refuses commands until it is connected.
       await waitFor('the store client to connect', () => client.status === 'ready');
     });

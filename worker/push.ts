@@ -124,7 +124,7 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
   const sender = createPushSender(config.push);
   const keys = keysFor(config.keyPrefix);
   const storeRedis = createRedis(config.redis.topology, 'store');
-  const ack = new WriteAck(storeRedis, config.redis);
+  const ack = WriteAck.open(config.redis, keys);
   const actions = new ActionStore(storeRedis, keys, config.action.ttlSeconds, ack);
   const tokens = new TokenStore(storeRedis, keys, ack);
   const throttle = new PushThrottle(storeRedis, keys, config.pushPerPairPerMinute);
@@ -228,6 +228,7 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
     async stop() {
       await intake.stop();
       await jobs.stop();
+      await ack.close();
     },
   };
 }
