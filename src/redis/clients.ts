@@ -126,7 +126,12 @@ function newClient(topology: RedisTopology, role: RedisRole): RedisClient {
   const options = redisOptions(role);
   switch (topology.kind) {
     case 'standalone':
-      return new Redis(topology.url, options);
+      return new Redis(topology.url, {
+        ...options,
+        username: topology.username,
+        password: topology.password,
+        ...(topology.tls ? { tls: {} } : {}),
+      });
     case 'sentinel':
       return quietFailoverDetector(
         new Redis({
