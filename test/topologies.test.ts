@@ -416,9 +416,10 @@ for (const name of TOPOLOGIES) {
         await waitFor('the replay to the signed join', () => socket.received.length > 0);
         expect(await topology.admin.exists(keys.authPin(pair.wkIdentity, 'key'))).to.equal(1);
         // The push throttle's counter (a script) runs on the pair's node like its other keys.
-        const throttle = new PushThrottle(topology.admin, keys, 1);
-        expect(await throttle.check(pair.wkIdentity, 'key', 0)).to.equal(undefined);
-        expect(await throttle.check(pair.wkIdentity, 'key', 0)).to.equal('throttled');
+        const throttle = new PushThrottle(topology.admin, keys, 1, 900);
+        expect(await throttle.check(pair.wkIdentity, 'key', 'job-1')).to.equal(undefined);
+        expect(await throttle.check(pair.wkIdentity, 'key', 'job-1')).to.equal(undefined);
+        expect(await throttle.check(pair.wkIdentity, 'key', 'job-2')).to.equal('throttled');
       } finally {
         socket.close();
         await podA.stop();

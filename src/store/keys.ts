@@ -32,6 +32,8 @@ export interface Keys {
   authPin(wkIdentity: string, side: TokenSide): string;
   /** Pushes sent to one side of the pair in the current minute. */
   pushCount(wkIdentity: string, side: TokenSide): string;
+  /** The count a push job got on its first run, so that its re-runs are not counted again. */
+  pushCounted(wkIdentity: string, side: TokenSide, jobId: string): string;
   /** The stream of push intents the action route appends to and the worker's intake reads (queue/push-jobs.ts). */
   pushIntents: string;
   /** The marker a write confirmation writes before its WAIT (write-ack.ts), in the slot of `key`. */
@@ -55,6 +57,7 @@ export function keysFor(prefix: string): Keys {
     authNonce: (id, nonce) => `${prefix}authnonce:{${id}}:${nonce}`,
     authPin: (id, side) => `${prefix}authpin:{${id}}:${side}`,
     pushCount: (id, side) => `${prefix}pushrate:{${id}}:${side}`,
+    pushCounted: (id, side, jobId) => `${prefix}pushrate:{${id}}:${side}:job:${jobId}`,
     pushIntents: `${prefix}push:intents`,
     confirmMarker: (key) => `${prefix}ack:{${hashedPart(key)}}`,
   };
