@@ -28,16 +28,10 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
   const bulkRedis = createRedis(config.redis.topology, 'bulk');
   const limiterRedis = createRedis(config.redis.topology, 'limiter');
   const queueRedis = createRedis(config.redis.topology, 'failFast');
-  const actionStore = new ActionStore(
-    bulkRedis,
-    keysFor(config.keyPrefix),
-    config.action.ttlSeconds,
-    new WriteAck(bulkRedis, config.redis),
-  );
-  const authGate = new AuthGate(
-    config.auth,
-    new AuthStore(redis, keysFor(config.keyPrefix), new WriteAck(redis, config.redis)),
-  );
+  const keys = keysFor(config.keyPrefix);
+  const ack = WriteAck.open(config.redis, keys);
+  const actionStore = new ActionStore(bulkRedis, keys, config.action.ttlSeconds, ack);
+  const authGate = new AuthGate(config.auth, new AuthStore(redis, keys, ack));
   const realtime = new Realtime({ config, log, store: actionStore, limiterRedis, authGate });
   let draining = false;
 
@@ -47,6 +41,7 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
     redis,
     limiterRedis,
     queueRedis,
+    ack,
     actionStore,
     actionEvents: realtime.emitter,
     authGate,
@@ -98,7 +93,13 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
       server.closeIdleConnections();
       await closed;
       clearTimeout(forced);
-      await Promise.allSettled([redis.quit(), bulkRedis.quit(), limiterRedis.quit(), queueRedis.quit()]);
+      await Promise.allSettled([
+        redis.quit(),
+        bulkRedis.quit(),
+        limiterRedis.quit(),
+        queueRedis.quit(),
+        ack.close(),
+      ]);
       log.info('api stopped');
     },
   };

@@ -32,7 +32,7 @@ import { MarketStore } from './store/market-store.js';
 import { RecoveryPubStore } from './store/recovery-pub-store.js';
 import { SyncStore } from './store/sync-store.js';
 import { TokenStore } from './store/token-store.js';
-import { WriteAck } from './store/write-ack.js';
+import type { WriteAck } from './store/write-ack.js';
 import { TokenInfoService } from './token-info.js';
 
 export interface ApiDeps {
@@ -44,6 +44,8 @@ export interface ApiDeps {
   limiterRedis: RedisClient;
   /** The support producer's own fail-fast client: a job is acknowledged only once Redis has it. */
   queueRedis: RedisClient;
+  /** Confirms writes with WAIT on connections of its own (REDIS_WAIT_REPLICAS). */
+  ack: WriteAck;
   readiness: Readiness;
   /**
    * The pair's mailbox, shared with the socket replay. On its own fail-fast client (`bulk`): megabyte payloads
@@ -68,7 +70,7 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
   const keys = keysFor(config.keyPrefix);
   const router = createRouter();
   healthRoutes(router, deps.readiness);
-  const ack = new WriteAck(redis, config.redis);
+  const { ack } = deps;
   const bytesWritten = writeBudget(
     sharedLimiter(
       deps.limiterRedis,
@@ -126,14 +128,7 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
   );
   supportRoutes(
     router,
-    new SupportProducer(
-      deps.queueRedis,
-      config.keyPrefix,
-      keys,
-      config.support.delivery,
-      log,
-      new WriteAck(deps.queueRedis, config.redis),
-    ),
+    new SupportProducer(deps.queueRedis, config.keyPrefix, keys, config.support.delivery, log, ack),
     sharedLimiter(
       deps.limiterRedis,
       config.keyPrefix,

@@ -5,9 +5,6 @@ import { EVM_CHAINS, MEMPOOL_FEE_CHAINS, UTXO_CHAINS, type EvmChain } from './ch
 import { AppError } from './http/errors.js';
 import { validator } from './http/validate.js';
 import { actionTypesExtra } from './schemas/action-types.js';
-import { IDENTIFIER_PATTERN } from './schemas/common.js';
-
-const IDENTIFIER = new RegExp(IDENTIFIER_PATTERN);
 
 /** The only reader of process.env: one typed, validated object built at start-up. */
 /** The shape of success answers (docs/api.md#running-in-front-of-the-ssp-apps). */
@@ -103,6 +100,10 @@ export type RedisTopology =
       url: string;
       /** False when no topology was configured: `npm start` may then start a private Redis. */
       explicit: boolean;
+      /** REDIS_USERNAME, REDIS_PASSWORD, REDIS_TLS applied to the URL's server (the URL may not name them too). */
+      username?: string;
+      password?: string;
+      tls?: boolean;
     }
   | {
       kind: 'sentinel';
@@ -422,13 +423,15 @@ function readServiceAccount(file: string): ServiceAccount {
 }
 
 /**
- * FCM without its key would fail every push: the roles that send refuse to start instead. API pods only append
- * push intents, so they need neither the file nor the variable, and the key stays off them.
+ * Credentials of a third party (FCM, a helpdesk) are needed only where jobs are delivered: a role that delivers
+ * refuses to start without them (every job would fail); API pods only queue, so they need none and hold none.
  */
+const delivers = (role: Role) => role !== 'api';
+
 function readPush(env: EnvReader, role: Role): PushConfig {
   const provider = env.oneOf('PUSH_PROVIDER', 'log', ['fcm', 'log'] as const);
   const file = env.optional(SERVICE_ACCOUNT_VAR);
-  const sends = provider === 'fcm' && role !== 'api';
+  const sends = provider === 'fcm' && delivers(role);
   if (sends && file === undefined) {
     throw new ConfigError(`${SERVICE_ACCOUNT_VAR} is required when PUSH_PROVIDER=fcm`);
   }
@@ -455,8 +458,9 @@ const PROVIDER_NEEDS: Record<SupportConfig['provider'], (support: SupportConfig)
     log: () => ({}),
   };
 
-/** A helpdesk chosen without its credentials would fail every job; refuse to start instead. */
-function checkProvider(support: SupportConfig): void {
+/** A helpdesk chosen without its credentials would fail every job; a role that delivers refuses to start. */
+function checkProvider(support: SupportConfig, role: Role): void {
+  if (!delivers(role)) return;
   for (const [name, value] of Object.entries(PROVIDER_NEEDS[support.provider](support))) {
     if (value === undefined) {
       throw new ConfigError(`${name} is required when HELPDESK_PROVIDER=${support.provider}`);
@@ -484,11 +488,35 @@ function redisTopology(env: EnvReader): RedisTopology {
     return { kind: 'sentinel', sentinels, name, sentinelPassword, username, password, tls };
   }
   if (nodes) return { kind: 'cluster', nodes, username, password, tls };
-  return { kind: 'standalone', url: url ?? 'redis://127.0.0.1:6379', explicit: url !== undefined };
+  if (url !== undefined) {
+    const named = new URL(url);
+    const twice = (
+      [
+        ['REDIS_USERNAME', username !== undefined && named.username !== ''],
+        ['REDIS_PASSWORD', password !== undefined && named.password !== ''],
+      ] as const
+    ).find(([, both]) => both);
+    if (twice) throw new ConfigError(`${twice[0]} is set and REDIS_URL names one too: keep one of them`);
+  }
+  return {
+    kind: 'standalone',
+    url: url ?? 'redis://127.0.0.1:6379',
+    explicit: url !== undefined,
+    ...(username !== undefined ? { username } : {}),
+    ...(password !== undefined ? { password } : {}),
+    ...(tls ? { tls } : {}),
+  };
+}
+
+/** `{` and `}` would change the hash tags of the relay's keys (the slots on a cluster): refused on every topology. */
+function readKeyPrefix(env: EnvReader): string {
+  const prefix = env.string('KEY_PREFIX', 'relay:');
+  if (/[{}]/.test(prefix)) throw new ConfigError(`KEY_PREFIX may not contain { or } (got "${prefix}")`);
+  return prefix;
 }
 
 /** AUTH_MODE for every route, then AUTH_ROUTES' `route=mode` pairs over it. */
-function readAuth(env: EnvReader): AuthConfig {
+function readAuth(env: EnvReader, extraTypes: readonly ExtraActionType[]): AuthConfig {
   const mode = env.oneOf('AUTH_MODE', 'optional', AUTH_MODES);
   const modes = Object.fromEntries(AUTH_ROUTES.map((route) => [route, mode])) as Record<AuthRoute, AuthMode>;
   for (const entry of (env.optional('AUTH_ROUTES') ?? '').split(',').filter((e) => e.trim())) {
@@ -513,10 +541,12 @@ function readAuth(env: EnvReader): AuthConfig {
           .split(',')
           .map((type) => type.trim())
           .filter(Boolean);
-  const badType = unsignedActions.find((type) => !IDENTIFIER.test(type));
-  if (badType !== undefined) {
+  const unknownType = unsignedActions.find(
+    (type) => !Object.hasOwn(BUILT_IN_ACTION_TYPES, type) && !extraTypes.some((row) => row.type === type),
+  );
+  if (unknownType !== undefined) {
     throw new ConfigError(
-      `AUTH_UNSIGNED_ACTIONS must be action types separated by commas, or none (got "${badType}")`,
+      `AUTH_UNSIGNED_ACTIONS names "${unknownType}", which is not an action type (built in or in ACTION_TYPES_EXTRA); separate types by commas, or say none`,
     );
   }
   return {
@@ -524,17 +554,12 @@ function readAuth(env: EnvReader): AuthConfig {
     windowSeconds: env.int('AUTH_WINDOW_SECONDS', 600, 1, 86_400),
     pinDays: env.int('AUTH_PIN_DAYS', 0, 0, 3650),
     pinJoins: env.oneOf('AUTH_PIN_JOINS', 'false', ['true', 'false'] as const) === 'true',
-    unsignedActions:
-      unsigned === 'none'
-        ? []
-        : unsigned
-            .split(',')
-            .map((type) => type.trim())
-            .filter(Boolean),
+    unsignedActions,
   };
 }
 
 function read(env: EnvReader): Config {
+  const actionTypesExtra = readActionTypesExtra(env);
   const corsOrigins = env.string('CORS_ORIGINS', '*');
   const role = env.oneOf('RELAY_ROLE', 'all', ['api', 'worker', 'all'] as const);
   const evmRpc = {} as Record<EvmChain, string>;
@@ -550,7 +575,7 @@ function read(env: EnvReader): Config {
       // Below the fail-fast command timeout (1500 ms), so the 503 says "not replicated", not "timed out".
       waitTimeoutMs: env.int('REDIS_WAIT_TIMEOUT_MS', 500, 1, 1000),
     },
-    keyPrefix: env.string('KEY_PREFIX', 'relay:'),
+    keyPrefix: readKeyPrefix(env),
     role,
     logLevel: env.oneOf('LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error'] as const),
     logFormat: env.oneOf('LOG_FORMAT', 'json', ['json', 'pretty'] as const),
@@ -639,12 +664,12 @@ function read(env: EnvReader): Config {
       onramperSecret: env.optional('ONRAMPER_SECRET'),
     },
     socketsPerIp: env.int('SOCKETS_PER_IP', 50, 1, 1_000_000),
-    actionTypesExtra: readActionTypesExtra(env),
+    actionTypesExtra,
     socketHandshakes: {
       perMinute: env.int('SOCKET_HANDSHAKES_PER_MINUTE', 120, 1, 1_000_000),
       connectTimeoutMs: env.int('SOCKET_CONNECT_TIMEOUT_MS', 5000, 500, 45_000),
     },
-    auth: readAuth(env),
+    auth: readAuth(env, actionTypesExtra),
     socketRoomsMax: env.int('SOCKET_ROOMS_MAX', 4, 1, 10_000),
     pushPerPairPerMinute: env.int('PUSH_PER_PAIR_PER_MINUTE', 6, 1, 1_000_000),
     tokenRegistrationsPerHour: env.int('TOKEN_REGISTRATIONS_PER_HOUR', 20, 1, 1_000_000),
@@ -653,7 +678,7 @@ function read(env: EnvReader): Config {
 
 export function loadConfig(source: Source = process.env): Config {
   const config = read(new EnvReader(withConfigFile(source)));
-  checkProvider(config.support);
+  checkProvider(config.support, config.role);
   return config;
 }
 

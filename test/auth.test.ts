@@ -112,7 +112,7 @@ describe('identity-signed requests: configuration', () => {
     [{ AUTH_PIN_JOINS: 'yes' }, 'AUTH_PIN_JOINS must be one of true, false'],
     [
       { AUTH_UNSIGNED_ACTIONS: 'recoveryrequest,recovery request' },
-      'AUTH_UNSIGNED_ACTIONS must be action types separated by commas, or none (got "recovery request")',
+      'AUTH_UNSIGNED_ACTIONS names "recovery request", which is not an action type',
     ],
   ] as const) {
     it(`refuses ${JSON.stringify(env)} with one line`, () => {
@@ -142,7 +142,7 @@ describe('identity-signed requests: the gate', () => {
   const admission = { route: 'action' as const, location: 'body' as const, body: vectorBody(), log: silent };
   before(async () => {
     client = createRedis(testTopology(), 'store');
-    store = new AuthStore(client, keys, new WriteAck(client, { waitReplicas: 0, waitTimeoutMs: 500 }));
+    store = new AuthStore(client, keys, WriteAck.none);
     // A fail-fast client refuses commands until it is connected.
     await waitFor('the store client to connect', () => client.status === 'ready');
   });
@@ -391,7 +391,7 @@ describe('identity-signed requests: replays, binding, sync and token', () => {
     }
   });
 
-  it('a write that fails after the checks (5xx) gives its nonce back', async () => {
+  it('a write that fails after the checks (a 503: Redis refuses it, NOPERM) gives its nonce back', async () => {
     // A Redis user that may write everything the relay writes but the action mailboxes.
     const user = 'relay-no-actions';
     await redis().call(
@@ -413,7 +413,7 @@ describe('identity-signed requests: replays, binding, sync and token', () => {
     try {
       const body = signedAction(tx());
       const failed = await post(limited.url, '/v1/action', body);
-      expect(failed.status, failed.text).to.equal(500);
+      expect(failed.status, failed.text).to.equal(503);
       expect(await redis().exists(keys.authNonce(PAIR.wkIdentity, nonceOf(body)))).to.equal(0);
       expect((await post(a.url, '/v1/action', body)).status).to.equal(200);
     } finally {

@@ -89,6 +89,72 @@ for (const name of ['sentinel', 'cluster'] as TopologyName[]) {
       await waitFor('writes to succeed again', async () => (await write(api, 'frozen')) === 200, 15_000);
     });
 
+    it('a frozen replica: while writes to its master answer 503, reads and readiness stay fast and 200', async () => {
+      // The longest WAIT the relay allows, so a read queued behind one would be seen.
+      const slowWait = await startTestApi({ ...env, REDIS_WAIT_TIMEOUT_MS: '1000' });
+      const pair = `${name}-read-while-frozen`;
+      const stored = await post(slowWait.url, '/v1/action', {
+        chain: 'btc',
+        wkIdentity: pair,
+        action: 'tx',
+        payload: '00ff',
+        path: '0-0',
+      });
+      expect(stored.status).to.equal(200);
+      const { master, replicas } = await topology.serversOf(keys.action(pair));
+      // Writers on both stores' clients (actions and syncs), to the master whose replica is frozen.
+      let other = 0;
+      const sameMaster = async (key: (id: string) => string) => {
+        let id = `${name}-writer-${other++}`;
+        while ((await topology.serversOf(key(id))).master !== master) id = `${name}-writer-${other++}`;
+        return id;
+      };
+      const actionWriter = await sameMaster(keys.action);
+      const syncWriter = await sameMaster(keys.sync);
+      replicas.forEach((replica) => replica.signal('SIGSTOP'));
+      const writes: number[] = [];
+      const reads: { path: string; status: number; ms: number }[] = [];
+      let writing = true;
+      try {
+        const writers = Array.from({ length: 2 }, () => [
+          (async () => {
+            while (writing) writes.push(await write(slowWait, syncWriter));
+          })(),
+          (async () => {
+            while (writing) {
+              const res = await post(slowWait.url, '/v1/action', {
+                chain: 'btc',
+                wkIdentity: actionWriter,
+                action: 'tx',
+                payload: '00ff',
+                path: '0-0',
+              });
+              writes.push(res.status);
+            }
+          })(),
+        ]).flat();
+        // Polled for a few seconds while the writes keep answering 503.
+        for (const until = Date.now() + 5000; Date.now() < until;) {
+          for (const path of [`/v1/action/${pair}`, '/readyz']) {
+            const started = Date.now();
+            const res = await get(slowWait.url, path).catch(() => ({ status: 0 }));
+            reads.push({ path, status: res.status, ms: Date.now() - started });
+          }
+        }
+        writing = false;
+        await Promise.all(writers);
+      } finally {
+        writing = false;
+        replicas.forEach((replica) => replica.signal('SIGCONT'));
+        await slowWait.stop();
+      }
+      expect(writes.length).to.be.greaterThan(0);
+      expect(writes.filter((status) => status !== 503)).to.deep.equal([]);
+      expect(reads.filter((read) => read.status !== 200)).to.deep.equal([]);
+      // Generous: an unblocked read takes milliseconds; one queued behind WAITs took seconds.
+      expect(reads.filter((read) => read.ms >= 1000)).to.deep.equal([]);
+    });
+
     it('a master killed under load: only 200 or 503, no acknowledged write lost, recovery without restart', async () => {
       // The master of the support queue, and a record of the same master to probe its recovery with.
       const { master: victim, replicas } = await topology.serversOf(

@@ -319,6 +319,21 @@ describe('push notifications (docs/api.md#what-a-push-carries)', () => {
     ).to.equal(true);
   });
 
+  it('PUSH_PER_PAIR_PER_MINUTE counts a job once: after a 429 it runs again and is delivered, not throttled', async () => {
+    const pair = `bc1q${'7'.repeat(58)}`;
+    await register(pair, 'keyToken', 'once');
+    fcm.script(token('once'), {
+      ...fcmError(429, 'RESOURCE_EXHAUSTED', 'QUOTA_EXCEEDED'),
+      headers: { 'retry-after': '1' },
+    });
+    await startFcmWorker({ PUSH_PER_PAIR_PER_MINUTE: '1' });
+    const record = await postAction({ ...TX, wkIdentity: pair });
+    const id = await completed(record);
+    expect(fcm.sentTo().filter((t) => t === token('once'))).to.have.length(2);
+    expect(worker!.logs.filter((l) => l.msg === 'push skipped' && l.jobId === id)).to.deep.equal([]);
+    expect(await redis().get(keys.pushCount(pair, 'key'))).to.equal('1');
+  });
+
   it('401: the access token is dropped and fetched again once', async () => {
     await register(PAIR, 'keyToken', 'k1');
     await startFcmWorker();
@@ -627,7 +642,7 @@ describe('push notifications (docs/api.md#what-a-push-carries)', () => {
     let store: TokenStore;
     before(async () => {
       client = createRedis(testTopology(), 'store');
-      store = new TokenStore(client, keys, new WriteAck(client, { waitReplicas: 0, waitTimeoutMs: 1 }));
+      store = new TokenStore(client, keys, WriteAck.none);
       // A fail-fast client refuses commands until it is connected.
       await waitFor('the store client to connect', () => client.status === 'ready');
     });

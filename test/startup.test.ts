@@ -2,10 +2,12 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { ConfigError, loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { redisForLaptop } from '../src/redis/dev-redis.js';
-import { freePort, portAnswers } from '../src/redis/server.js';
-import { testEnv, waitUntilReady } from './helpers/api.js';
+import { freePort, portAnswers, startPrivateRedis } from '../src/redis/server.js';
+import { post, startTestApi, testEnv, waitUntilReady } from './helpers/api.js';
 import { alive, descendants, exitOf, runNode, spawnNode, type Child } from './helpers/child.js';
 import { redis, testRedis } from './helpers/redis.js';
 import { waitFor } from './helpers/wait.js';
@@ -263,6 +265,77 @@ describe('the relay as a process: start-up, shutdown and its logs', function () 
         expect(await portAnswers('127.0.0.1', Number(new URL(String(line.redisUrl)).port))).to.equal(true);
       } finally {
         child.kill();
+      }
+    });
+  });
+
+  describe('configuration that would be accepted and then ignored', () => {
+    for (const [env, line] of [
+      [{ KEY_PREFIX: 'relay{x}:' }, 'KEY_PREFIX may not contain { or } (got "relay{x}:")'],
+      [
+        { AUTH_UNSIGNED_ACTIONS: 'recoveryrequets' },
+        'AUTH_UNSIGNED_ACTIONS names "recoveryrequets", which is not an action type (built in or in ACTION_TYPES_EXTRA); separate types by commas, or say none',
+      ],
+      [
+        { REDIS_URL: 'redis://:pw@127.0.0.1:6390', REDIS_PASSWORD: 'other' },
+        'REDIS_PASSWORD is set and REDIS_URL names one too: keep one of them',
+      ],
+    ] as const) {
+      it(`${JSON.stringify(env)} stops start-up with one line naming the variable`, async () => {
+        expect(await runNode(MAIN, testEnv(env))).to.deep.equal({
+          code: 2,
+          stdout: '',
+          stderr: `multisig-relay: invalid configuration: ${line}\n`,
+        });
+      });
+    }
+
+    it('an operator action type may be sent unsigned', () => {
+      const extra = JSON.stringify([{ type: 'vaultping', to: 'key', replay: true, push: null }]);
+      const config = loadConfig(
+        testEnv({ ACTION_TYPES_EXTRA: extra, AUTH_UNSIGNED_ACTIONS: 'recoveryrequest, vaultping' }),
+      );
+      expect(config.auth.unsignedActions).to.deep.equal(['recoveryrequest', 'vaultping']);
+    });
+
+    it('helpdesk and FCM credentials are required where jobs are delivered, not on API pods', () => {
+      const env = testEnv({ HELPDESK_PROVIDER: 'zendesk', PUSH_PROVIDER: 'fcm' });
+      expect(loadConfig({ ...env, RELAY_ROLE: 'api' })).to.deep.include({ role: 'api' });
+      for (const role of ['worker', 'all']) {
+        expect(() => loadConfig({ ...env, RELAY_ROLE: role })).to.throw(ConfigError, 'is required when');
+      }
+    });
+
+    it('REDIS_USERNAME and REDIS_PASSWORD beside REDIS_URL are applied to it', async () => {
+      const guarded = await startPrivateRedis({ args: ['--requirepass', 'secret-pw'] });
+      const user = await startPrivateRedis();
+      const admin = new Redis(user.url);
+      await admin.call('ACL', 'SETUSER', 'relay', 'on', '>relay-pw', '~*', '&*', '+@all');
+      try {
+        for (const env of [
+          { REDIS_URL: guarded.url, REDIS_PASSWORD: 'secret-pw' },
+          { REDIS_URL: user.url, REDIS_USERNAME: 'relay', REDIS_PASSWORD: 'relay-pw' },
+        ] as Record<string, string>[]) {
+          const api = await startTestApi(env);
+          try {
+            expect(
+              (
+                await post(api.url, '/v1/sync', {
+                  chain: 'btc',
+                  walletIdentity: 'applied',
+                  keyXpub: 'xpub1',
+                  wkIdentity: 'k',
+                })
+              ).status,
+            ).to.equal(200);
+          } finally {
+            await api.stop();
+          }
+        }
+        expect(await admin.exists('relay:sync:applied')).to.equal(1);
+      } finally {
+        admin.disconnect();
+        await Promise.all([guarded.stop(), user.stop()]);
       }
     });
   });

@@ -170,11 +170,7 @@ for (const name of TOPOLOGIES) {
       expect(await topology.admin.zrange(keys.tokens(a, 'wallet'), 0, -1)).to.deep.equal(['wa']);
       expect(await topology.admin.get(keys.tokenOwner('key', 'moving'))).to.equal(b);
 
-      const store = new TokenStore(
-        topology.admin,
-        keys,
-        new WriteAck(topology.admin, { waitReplicas: 0, waitTimeoutMs: 0 }),
-      );
+      const store = new TokenStore(topology.admin, keys, WriteAck.none);
       // A move interrupted before the old pair's set was cleaned (a 503 half-way): ownership still decides.
       await topology.admin.zadd(keys.tokens(a, 'key'), Date.now(), 'moving');
       expect(await store.tokensFor(a, 'key')).to.deep.equal([]);
@@ -189,13 +185,33 @@ for (const name of TOPOLOGIES) {
       expect(await topology.admin.exists(keys.tokens(b, 'key'))).to.equal(0);
     });
 
+    if (waitReplicas !== '0') {
+      it('a token move is confirmed by one WAIT per master it wrote to, not one per key', async () => {
+        const [a, b] = [`${name}-waitA`, `${name}-waitB`];
+        expect(
+          (await post(api.url, '/v1/token', { wkIdentity: a, keyToken: 'k1', walletToken: 'w1' })).status,
+        ).to.equal(200);
+        const masters = await topology.masters();
+        const waits = () =>
+          Promise.all(
+            masters.map(async (master) =>
+              Number(/^cmdstat_wait:calls=(\d+)/m.exec(await master.info('commandstats'))?.[1] ?? 0),
+            ),
+          );
+        const before = await waits();
+        // Owner entries, epochs and both pairs' sets: ten keys on up to three masters.
+        const moved = await post(api.url, '/v1/token', { wkIdentity: b, keyToken: 'k1', walletToken: 'w1' });
+        expect(moved.status).to.equal(200);
+        const sent = (await waits()).map((calls, i) => calls - before[i]!);
+        expect(Math.max(...sent)).to.equal(1);
+      });
+    }
+
     it('tokens: concurrent moves of one token, in any interleaving, leave it in exactly the set its owner names', async function () {
       this.timeout(120_000);
       // Two pods' worth of clients from the relay's own factory, so the steps of concurrent moves interleave freely.
       const clients = [0, 1].map(() => createRedis(loadConfig(testEnv(env)).redis.topology, 'store'));
-      const stores = clients.map(
-        (client) => new TokenStore(client, keys, new WriteAck(client, { waitReplicas: 0, waitTimeoutMs: 0 })),
-      );
+      const stores = clients.map((client) => new TokenStore(client, keys, WriteAck.none));
       const register = (i: number, wkIdentity: string, token: string) =>
         stores[i % 2]!.save({ wkIdentity, keyToken: token });
       /** Where the token is: its owner entry, the sets holding it, the pairs delivery would reach. */
@@ -401,9 +417,10 @@ for (const name of TOPOLOGIES) {
         await waitFor('the replay to the signed join', () => socket.received.length > 0);
         expect(await topology.admin.exists(keys.authPin(pair.wkIdentity, 'key'))).to.equal(1);
         // The push throttle's counter (a script) runs on the pair's node like its other keys.
-        const throttle = new PushThrottle(topology.admin, keys, 1);
-        expect(await throttle.check(pair.wkIdentity, 'key', 0)).to.equal(undefined);
-        expect(await throttle.check(pair.wkIdentity, 'key', 0)).to.equal('throttled');
+        const throttle = new PushThrottle(topology.admin, keys, 1, 900);
+        expect(await throttle.check(pair.wkIdentity, 'key', 'job-1')).to.equal(undefined);
+        expect(await throttle.check(pair.wkIdentity, 'key', 'job-1')).to.equal(undefined);
+        expect(await throttle.check(pair.wkIdentity, 'key', 'job-2')).to.equal('throttled');
       } finally {
         socket.close();
         await podA.stop();

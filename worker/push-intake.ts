@@ -3,7 +3,7 @@ import type { JobsOptions, Queue } from 'bullmq';
 import { errorFields, type Logger } from '../src/log.js';
 import { recordPushIntents, type IntentOutcome } from '../src/metrics.js';
 import { jobOfIntent, pushJobId, pushSide, type PushJob } from '../src/queue/push-jobs.js';
-import type { RedisClient } from '../src/redis/clients.js';
+import { replyCode, type RedisClient } from '../src/redis/clients.js';
 import { settlesWithin } from '../src/role.js';
 import type { Keys } from '../src/store/keys.js';
 import { liveTokensSince } from '../src/store/token-store.js';
@@ -87,7 +87,7 @@ export class PushIntake {
       } catch (err) {
         if (this.stopping) return;
         // NOGROUP: the stream went away with its group (a Redis restarted empty, a FLUSHALL).
-        if (err instanceof Error && err.message.startsWith('NOGROUP')) this.groupReady = false;
+        if (replyCode(err) === 'NOGROUP') this.groupReady = false;
         this.ownFirst = true;
         if (!this.failing) this.parts.log.warn('push intake failed; retrying', errorFields(err));
         this.failing = true;
@@ -101,7 +101,7 @@ export class PushIntake {
       // From the stream's start: intents appended before any worker ran are still taken.
       await this.parts.redis.xgroup('CREATE', this.stream, INTAKE_GROUP, '0', 'MKSTREAM');
     } catch (err) {
-      if (!(err instanceof Error && err.message.startsWith('BUSYGROUP'))) throw err;
+      if (replyCode(err) !== 'BUSYGROUP') throw err;
     }
     this.groupReady = true;
   }

@@ -124,10 +124,10 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
   const sender = createPushSender(config.push);
   const keys = keysFor(config.keyPrefix);
   const storeRedis = createRedis(config.redis.topology, 'store');
-  const ack = new WriteAck(storeRedis, config.redis);
+  const ack = WriteAck.open(config.redis, keys);
   const actions = new ActionStore(storeRedis, keys, config.action.ttlSeconds, ack);
   const tokens = new TokenStore(storeRedis, keys, ack);
-  const throttle = new PushThrottle(storeRedis, keys, config.pushPerPairPerMinute);
+  const throttle = new PushThrottle(storeRedis, keys, config.pushPerPairPerMinute, config.action.ttlSeconds);
   const redis = createRedis(config.redis.topology, 'worker');
   const prefix = queuePrefix(config.keyPrefix, PUSH_QUEUE);
   // For the queue-depth metric, rateLimit() and the intake's jobs.
@@ -142,7 +142,7 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
 
     const skip =
       skipReason(await actions.readJson(wkIdentity), job.data, Date.now()) ??
-      (await throttle.check(wkIdentity, rule.side, job.attemptsMade));
+      (await throttle.check(wkIdentity, rule.side, job.id!));
     if (skip) {
       recordPushSkipped(skip);
       log.info('push skipped', { ...fields, reason: skip });
@@ -228,6 +228,7 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
     async stop() {
       await intake.stop();
       await jobs.stop();
+      await ack.close();
     },
   };
 }

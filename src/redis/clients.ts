@@ -15,6 +15,9 @@ import { RedisOutageLog, rememberAddress } from './outage-log.js';
  *   before anything else, so unbatched, each would cost its own socket write (a quarter of the relay's CPU under
  *   load, see docs/benchmarks.md).
  * - `failFast`: the BullMQ producer; same fail-fast rules, no pipelining (BullMQ is not known to be safe with it).
+ * - `confirm`: write confirmations (REDIS_WAIT_REPLICAS, store/write-ack.ts), a small pool. `WAIT` blocks the
+ *   connection it is sent on, so it never shares one with reads, limiters or readiness checks. Fail fast, no
+ *   pipelining; the command timeout is above the longest REDIS_WAIT_TIMEOUT_MS.
  * - `worker`: BullMQ workers block on Redis and must retry forever (`maxRetriesPerRequest: null`).
  * - `socketPub`: the socket.io adapter's publisher. It keeps its offline queue for a bounded time: after a
  *   failover the store's connection may be back before this one, and a record acknowledged in between must still
@@ -30,7 +33,8 @@ import { RedisOutageLog, rememberAddress } from './outage-log.js';
  * The same roles exist on every topology (docs/operations.md#redis-topologies): a single Redis (REDIS_URL), a Sentinel-managed master, or a
  * Redis Cluster. Callers see one client type and never branch on the topology.
  */
-export type RedisRole = 'store' | 'bulk' | 'limiter' | 'failFast' | 'worker' | 'socketPub' | 'socketSub';
+export type RedisRole =
+  'store' | 'bulk' | 'limiter' | 'failFast' | 'confirm' | 'worker' | 'socketPub' | 'socketSub';
 
 /** A connection of any topology: both classes share the command interface. */
 export type RedisClient = Redis | Cluster;
@@ -54,7 +58,7 @@ function reconnectDelay(attempt: number): number {
  */
 function reconnectOnReadOnly(role: RedisRole) {
   return (err: Error): boolean | 1 | 2 =>
-    err.message.startsWith('READONLY') ? (retriesForever(role) ? 2 : 1) : false;
+    replyCode(err) === 'READONLY' ? (retriesForever(role) ? 2 : 1) : false;
 }
 
 /** Per-connection options; on a cluster they apply to every node's connection. */
@@ -74,7 +78,7 @@ export function redisOptions(role: RedisRole): RedisOptions {
     commandTimeout: COMMAND_TIMEOUT_MS,
     maxRetriesPerRequest: 1,
   };
-  return role === 'failFast' ? failFast : { ...failFast, enableAutoPipelining: true };
+  return role === 'failFast' || role === 'confirm' ? failFast : { ...failFast, enableAutoPipelining: true };
 }
 
 /**
@@ -122,7 +126,12 @@ function newClient(topology: RedisTopology, role: RedisRole): RedisClient {
   const options = redisOptions(role);
   switch (topology.kind) {
     case 'standalone':
-      return new Redis(topology.url, options);
+      return new Redis(topology.url, {
+        ...options,
+        username: topology.username,
+        password: topology.password,
+        ...(topology.tls ? { tls: {} } : {}),
+      });
     case 'sentinel':
       return quietFailoverDetector(
         new Redis({
@@ -187,42 +196,77 @@ export function createRedis(topology: RedisTopology, role: RedisRole): RedisClie
   return client;
 }
 
-/**
- * Replies and client errors that mean "Redis cannot serve us right now": a restart (LOADING), a failover in
- * progress (READONLY from a demoted master, MASTERDOWN, CLUSTERDOWN, TRYAGAIN during resharding, redirections
- * exhausted), an unreachable node, or a write that fewer replicas than REDIS_WAIT_REPLICAS confirmed.
- */
-const UNAVAILABLE_REPLY =
-  /^(LOADING|OOM|READONLY|MASTERDOWN|BUSY|NOREPLICAS|TRYAGAIN|CLUSTERDOWN|MOVED|ASK)\b/;
-const UNAVAILABLE_CLIENT = [
-  "Stream isn't writeable",
-  'Connection is closed',
-  // Commands already written when the connection drops (a failover closes it, Sentinel's switch-master too).
-  'Command aborted due to connection close',
-  'Command timed out',
-  'Reached the max retries per request limit',
-  'connect ECONNREFUSED',
-  'connect ETIMEDOUT',
-  'connect EHOSTUNREACH',
-  'read ECONNRESET',
-  'getaddrinfo ',
-  "Cluster isn't ready",
-  'Too many Cluster redirections',
-  'Failed to refresh slots cache',
-  'None of startup nodes is available',
-  'All sentinels are unreachable',
-];
-
 export class NotReplicatedError extends Error {
   override name = 'NotReplicatedError';
 }
 
+/** The error code a Redis reply starts with (`READONLY`, `CROSSSLOT`, …); undefined for any other error. */
+export function replyCode(err: unknown): string | undefined {
+  if (!(err instanceof Error) || err.name !== 'ReplyError') return undefined;
+  return /^[A-Z]+/.exec(err.message)?.[0];
+}
+
+/**
+ * Reply codes that mean "Redis cannot serve us right now": a restart (LOADING), a failover in progress (READONLY
+ * from a demoted master, MASTERDOWN, CLUSTERDOWN, TRYAGAIN during resharding, MOVED/ASK past the redirection
+ * budget), credentials the server no longer takes (NOAUTH, WRONGPASS, NOPERM), or a server out of room or busy.
+ * CROSSSLOT is not one: it is a bug (→ 500, logged).
+ */
+const UNAVAILABLE_REPLIES = new Set([
+  'LOADING',
+  'READONLY',
+  'MASTERDOWN',
+  'CLUSTERDOWN',
+  'TRYAGAIN',
+  'MOVED',
+  'ASK',
+  'NOAUTH',
+  'WRONGPASS',
+  'NOPERM',
+  'OOM',
+  'BUSY',
+  'NOREPLICAS',
+]);
+
+/** Socket errors by their system code: an unreachable or lost connection. */
+const UNAVAILABLE_SOCKETS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/** ioredis's own errors of a class of their own. */
+const UNAVAILABLE_CLASSES = new Set(['MaxRetriesPerRequestError', 'ClusterAllFailedError']);
+
+/**
+ * ioredis's own errors without a class or code: a connection closed or not writable, a command timed out, a
+ * cluster or sentinel group out of reach. Fixed texts of the client, matched at their start, and only on errors
+ * that are not replies (a script's error text can say anything).
+ */
+const UNAVAILABLE_CLIENT = [
+  "Stream isn't writeable",
+  'Connection is closed',
+  'Command aborted due to connection close',
+  'Command timed out',
+  "Cluster isn't ready",
+  'Too many Cluster redirections',
+  'None of startup nodes is available',
+  'All sentinels are unreachable',
+];
+
 /** Whether an error means "Redis cannot serve us right now" (→ 503) rather than a bug (→ 500). */
 export function isRedisUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
-  if (err.name === 'ReplyError') return UNAVAILABLE_REPLY.test(err.message);
-  if (err.name === 'MaxRetriesPerRequestError' || err instanceof NotReplicatedError) return true;
-  return UNAVAILABLE_CLIENT.some((text) => err.message.includes(text));
+  if (err.name === 'ReplyError') return UNAVAILABLE_REPLIES.has(replyCode(err) ?? '');
+  if (err instanceof NotReplicatedError || UNAVAILABLE_CLASSES.has(err.name)) return true;
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code !== undefined) return UNAVAILABLE_SOCKETS.has(code);
+  return UNAVAILABLE_CLIENT.some((text) => err.message.startsWith(text));
 }
 
 /**

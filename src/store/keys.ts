@@ -34,8 +34,12 @@ export interface Keys {
   recoveryPub(wkIdentity: string): string;
   /** Pushes sent to one side of the pair in the current minute. */
   pushCount(wkIdentity: string, side: TokenSide): string;
+  /** The count a push job got on its first run, so that its re-runs are not counted again. */
+  pushCounted(wkIdentity: string, side: TokenSide, jobId: string): string;
   /** The stream of push intents the action route appends to and the worker's intake reads (queue/push-jobs.ts). */
   pushIntents: string;
+  /** The marker a write confirmation writes before its WAIT (write-ack.ts), in the slot of `key`. */
+  confirmMarker(key: string): string;
 }
 
 const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
@@ -56,6 +60,29 @@ export function keysFor(prefix: string): Keys {
     authPin: (id, side) => `${prefix}authpin:{${id}}:${side}`,
     recoveryPub: (id) => `${prefix}recoverypub:{${id}}`,
     pushCount: (id, side) => `${prefix}pushrate:{${id}}:${side}`,
+    pushCounted: (id, side, jobId) => `${prefix}pushrate:{${id}}:${side}:job:${jobId}`,
     pushIntents: `${prefix}push:intents`,
+    confirmMarker: (key) => `${prefix}ack:{${hashedPart(key)}}`,
   };
+}
+
+/**
+ * What Redis Cluster hashes: the first non-empty `{…}` of the key, else the whole key. It never contains `}` for
+ * the relay's keys (KEY_PREFIX may hold no brace and identities none either), so `{hashedPart}` tags the same slot.
+ */
+function hashedPart(key: string): string {
+  const open = key.indexOf('{');
+  const close = open < 0 ? -1 : key.indexOf('}', open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : key;
+}
+
+/** The Redis Cluster slot of `key`: CRC16 (XMODEM) of its hashed part, modulo 16384. */
+export function slotOf(key: string): number {
+  let crc = 0;
+  for (const byte of Buffer.from(hashedPart(key))) {
+    crc ^= byte << 8;
+    for (let bit = 0; bit < 8; bit++)
+      crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return crc % 16_384;
 }

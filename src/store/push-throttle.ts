@@ -5,10 +5,14 @@ import { defineScript } from './scripts.js';
 
 const WINDOW_MS = 60_000;
 
-// A fixed one-minute window per pair side: the first push of a window starts its expiry.
+// A fixed one-minute window per pair side: the first push of a window starts its expiry. A job is counted once:
+// its re-runs (after a rate limit, a release at shutdown, a retry) get the count of its first run.
 const COUNT = `
+local counted = redis.call('GET', KEYS[2])
+if counted then return tonumber(counted) end
 local count = redis.call('INCR', KEYS[1])
 if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+redis.call('SET', KEYS[2], count, 'EX', ARGV[2])
 return count
 `;
 
@@ -19,21 +23,25 @@ return count
 export class PushThrottle {
   private readonly count;
 
+  /** `jobTtlSeconds`: how long a job may still run again (its action's lifetime); its count is kept as long. */
   constructor(
     redis: RedisClient,
     private readonly keys: Keys,
     private readonly perMinute: number,
+    private readonly jobTtlSeconds: number,
   ) {
-    this.count = defineScript<number>(redis, 'relayPushCount', 1, COUNT);
+    this.count = defineScript<number>(redis, 'relayPushCount', 2, COUNT);
   }
 
   /**
-   * 'throttled' when this side of the pair had its pushes for the minute, else undefined. Only a job's first
-   * attempt counts: a retry sends the same push again to the tokens that failed.
+   * 'throttled' when this side of the pair had its pushes for the minute when the job first ran, else undefined.
+   * Every run of one job gets the same answer: a re-run sends the same push again to the tokens still owed it.
    */
-  async check(wkIdentity: string, side: Side, attemptsMade: number): Promise<'throttled' | undefined> {
-    if (attemptsMade > 0) return undefined;
-    const count = await this.count([this.keys.pushCount(wkIdentity, side)], [WINDOW_MS]);
+  async check(wkIdentity: string, side: Side, jobId: string): Promise<'throttled' | undefined> {
+    const count = await this.count(
+      [this.keys.pushCount(wkIdentity, side), this.keys.pushCounted(wkIdentity, side, jobId)],
+      [WINDOW_MS, this.jobTtlSeconds],
+    );
     return count > this.perMinute ? 'throttled' : undefined;
   }
 }
