@@ -5,6 +5,7 @@
  * merged in at start-up. Types not listed are stored and readable, never emitted or pushed.
  */
 export type Side = 'key' | 'wallet';
+export const SIDES: readonly Side[] = ['key', 'wallet'];
 
 export interface ActionTypeRule {
   /** The socket path (`/v1/socket/<side>`) and push-token side the event goes to. */

@@ -102,7 +102,11 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
   actionRoutes(
     router,
     deps.actionStore,
-    { ttlSeconds: config.action.ttlSeconds, expireAt: config.apiProfile === 'ssp-apps' },
+    {
+      ttlSeconds: config.action.ttlSeconds,
+      expireAt: config.apiProfile === 'ssp-apps',
+      unsignedActions: config.auth.unsignedActions,
+    },
     guards('action', storedAction(deps.actionStore)),
     deps.actionEvents,
   );

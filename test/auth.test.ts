@@ -534,13 +534,22 @@ describe('identity-signed requests: pins', () => {
       await post(api.url, '/v1/token', { wkIdentity: pair.wkIdentity, walletToken: 't' }),
       'AUTH_REQUIRED',
     );
-    // Exempt types, the other side, unknown types, another pair: unaffected.
+    // The pending request is the pair's: an exempt type waits (409), an unknown type needs a signature (any pin).
+    const pending = await redis().get(keys.action(pair.wkIdentity));
+    const exempt = await post(api.url, '/v1/action', { ...tx(pair), action: 'recoveryrequest' });
+    expect([exempt.status, exempt.body.error.code]).to.deep.equal([409, 'CONFLICT']);
+    expectRefused(
+      await post(api.url, '/v1/action', { ...tx(pair), action: 'somethingnew' }),
+      'AUTH_REQUIRED',
+    );
+    expect(await redis().get(keys.action(pair.wkIdentity))).to.equal(pending);
+    // The other side (its reply), then exempt types, another pair: unaffected.
     for (const body of [
+      txid(pair),
       { ...tx(pair), action: 'recoveryrequest' },
       { ...tx(pair), action: 'publicnoncesrequest' },
-      txid(pair),
-      { ...tx(pair), action: 'somethingnew' },
       tx(freshPair(0x71)),
+      { ...tx(freshPair(0x73)), action: 'somethingnew' },
     ]) {
       const res = await post(api.url, '/v1/action', body);
       expect(res.status, `${body.action}: ${res.text}`).to.equal(200);
@@ -630,6 +639,67 @@ describe('identity-signed requests: pins', () => {
     } finally {
       await testRedis().start();
     }
+  });
+});
+
+describe('the pending request is the pair’s', () => {
+  let api: TestApi;
+  before(async () => {
+    api = await startTestApi();
+  });
+  after(() => api.stop());
+
+  const recovery = (pair: Pair) => ({ ...tx(pair), action: 'recoveryrequest' });
+
+  it('an unsigned exempt or unknown type never replaces a verified request: 409, nothing written, no push', async () => {
+    const pair = freshPair(0x81);
+    const first = await post(api.url, '/v1/action', signedAction(tx(pair), { pair }));
+    expect(first.status).to.equal(200);
+    const intents = await redis().xlen(keys.pushIntents);
+    for (const body of [recovery(pair), { ...tx(pair), action: 'somethingnew' }]) {
+      const res = await post(api.url, '/v1/action', body);
+      expect(res.status, body.action).to.equal(409);
+      expect(res.body).to.deep.equal(
+        errorBody(
+          res,
+          'CONFLICT',
+          'A signed request of this pair is pending; send this once it is answered or has expired.',
+        ),
+      );
+    }
+    expect(JSON.parse((await redis().get(keys.action(pair.wkIdentity)))!).id).to.equal(first.body.data.id);
+    expect(await redis().xlen(keys.pushIntents)).to.equal(intents);
+  });
+
+  it('once the request is answered (an unsigned reply) or expired, the exempt type is stored', async () => {
+    const answered = freshPair(0x83);
+    expect(
+      (await post(api.url, '/v1/action', signedAction(tx(answered), { pair: answered }))).status,
+    ).to.equal(200);
+    expect((await post(api.url, '/v1/action', txid(answered))).status).to.equal(200);
+    expect(await redis().exists(keys.actionVerified(answered.wkIdentity))).to.equal(0);
+    expect((await post(api.url, '/v1/action', recovery(answered))).status).to.equal(200);
+
+    const expired = freshPair(0x85);
+    expect((await post(api.url, '/v1/action', signedAction(tx(expired), { pair: expired }))).status).to.equal(
+      200,
+    );
+    expect(await redis().ttl(keys.actionVerified(expired.wkIdentity))).to.be.within(895, 900);
+    await redis().del(keys.action(expired.wkIdentity));
+    const res = await post(api.url, '/v1/action', recovery(expired));
+    expect(res.status).to.equal(200);
+    expect(await redis().exists(keys.actionVerified(expired.wkIdentity))).to.equal(0);
+  });
+
+  it('an unsigned request of a table type, and a verified write of any type, replace whatever is pending', async () => {
+    const pair = freshPair(0x87);
+    expect((await post(api.url, '/v1/action', signedAction(tx(pair), { pair }))).status).to.equal(200);
+    expect((await post(api.url, '/v1/action', tx(pair, 'cafe'))).status).to.equal(200);
+    expect((await post(api.url, '/v1/action', recovery(pair))).status).to.equal(200);
+    const signedRecovery = signedAction(recovery(pair), { pair });
+    expect((await post(api.url, '/v1/action', signedRecovery)).status).to.equal(200);
+    expect(await redis().exists(keys.actionVerified(pair.wkIdentity))).to.equal(1);
+    expect((await post(api.url, '/v1/action', { ...tx(pair), action: 'somethingnew' })).status).to.equal(409);
   });
 });
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { actionTypeRule, type Side } from '../action-types.js';
+import { actionTypeRule, SIDES, type Side } from '../action-types.js';
 import type { AuthConfig, AuthRoute } from '../config.js';
 import { AppError } from '../http/errors.js';
 import type { Logger } from '../log.js';
@@ -162,7 +162,9 @@ export class AuthGate {
     const wkIdentity = body.wkIdentity;
     // A body without a valid identity is refused by validation next; there is no pin to look up.
     if (typeof wkIdentity !== 'string' || !IDENTIFIER.test(wkIdentity)) return rest;
-    const sides = senderSides(request);
+    const sender = senderSides(request);
+    // An action of a type the table does not know could come from either side: any pin of the pair refuses it.
+    const sides = route === 'action' && sender.length === 0 ? SIDES : sender;
     if (sides.length === 0 || (await this.store.pinned(wkIdentity, sides)).length === 0) return rest;
     // An unsigned sync still pairs: only its key token, which a pin guards, is ignored.
     if (route === 'sync') {
@@ -187,7 +189,7 @@ function senderSides({ route, body, side }: Admission): Side[] {
       return rule ? [OTHER_SIDE[rule.side]] : [];
     }
     case 'token':
-      return (['key', 'wallet'] as const).filter((tokenSide) => body[`${tokenSide}Token`] !== undefined);
+      return SIDES.filter((tokenSide) => body[`${tokenSide}Token`] !== undefined);
     case 'join':
       return side ? [side] : [];
     case 'sync':

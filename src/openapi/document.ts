@@ -118,7 +118,7 @@ export const OPERATIONS: readonly Operation[] = [
     doc: 'post-v1action',
     body: { schema: 'ActionRequest', limitBytes: ACTION_BODY_LIMIT },
     data: 'ActionRecord',
-    errors: [...SIGNABLE, 'UNAVAILABLE'],
+    errors: [...SIGNABLE, 'CONFLICT', 'UNAVAILABLE'],
   },
   {
     method: 'get',

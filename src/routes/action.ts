@@ -10,20 +10,32 @@ import { pushSide } from '../queue/push-jobs.js';
 import { validator } from '../http/validate.js';
 import { actionBody } from '../schemas/action.js';
 import { idParams } from '../schemas/common.js';
-import type { ActionStore } from '../store/action-store.js';
+import { actionTypeRule } from '../action-types.js';
+import { PendingVerified, type ActionStore, type WriteOrigin } from '../store/action-store.js';
 import { newRecordId } from '../record-id.js';
 import type { ActionRecord, ActionRequest } from '../types.js';
 
 const parseBody = validator<ActionRequest>('body', actionBody);
 const parseParams = validator<{ id: string }>('params', idParams);
 
-/** How records are shaped: their lifetime, and whether they also carry `expireAt` (API_PROFILE=ssp-apps). */
-export interface RecordShape {
+/**
+ * How records are shaped: their lifetime, and whether they also carry `expireAt` (API_PROFILE=ssp-apps); and the
+ * action types accepted unsigned whatever the mode or pin (AUTH_UNSIGNED_ACTIONS).
+ */
+export interface ActionSettings {
   ttlSeconds: number;
   expireAt: boolean;
+  unsignedActions: readonly string[];
 }
 
-function toRecord(body: ActionRequest, shape: RecordShape, id: string, now = Date.now()): ActionRecord {
+/** Who wrote it: signed; unsigned of a type pins guard; unsigned of an exempt or unknown type. */
+function originOf(action: string, verified: boolean, settings: ActionSettings): WriteOrigin {
+  if (verified) return 'verified';
+  const guarded = actionTypeRule(action) !== undefined && !settings.unsignedActions.includes(action);
+  return guarded ? 'unsigned' : 'unguarded';
+}
+
+function toRecord(body: ActionRequest, shape: ActionSettings, id: string, now = Date.now()): ActionRecord {
   const expiresAt = new Date(now + shape.ttlSeconds * 1000).toISOString();
   return {
     id,
@@ -59,14 +71,24 @@ export interface ActionEvents {
 export function actionRoutes(
   router: Router<RelayState>,
   store: ActionStore,
-  shape: RecordShape,
+  settings: ActionSettings,
   guards: { writeBudget: Middleware<RelayState>; signed: Middleware<RelayState> },
   events: ActionEvents,
 ): void {
   router.post('/v1/action', jsonBody(ACTION_BODY_LIMIT), guards.writeBudget, guards.signed, async (ctx) => {
-    const record = toRecord(parseBody(ctx.request.body), shape, ctx.state.writeId ?? newRecordId());
+    const { writeId } = ctx.state;
+    const record = toRecord(parseBody(ctx.request.body), settings, writeId ?? newRecordId());
+    const origin = originOf(record.action, writeId !== undefined, settings);
     ctx.state.writing = true;
-    const { json, intentMissed } = await store.save(record, pushSide(record.action) !== undefined);
+    const { json, intentMissed } = await store
+      .save(record, pushSide(record.action) !== undefined, origin)
+      .catch((err: unknown) => {
+        if (!(err instanceof PendingVerified)) throw err;
+        throw new AppError(
+          'CONFLICT',
+          'A signed request of this pair is pending; send this once it is answered or has expired.',
+        );
+      });
     // The emit runs after this handler's awaits (setImmediate), so it never delays or fails the answer.
     events.stored(record, json);
     // A push that could not be announced never fails a stored action: the socket event and GET deliver it.

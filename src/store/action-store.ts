@@ -13,6 +13,32 @@ import type { WriteAck } from './write-ack.js';
  */
 const LIMITED_READ = limitedScript(`return {consumed, ttl, redis.call('GET', KEYS[2])}`);
 
+/**
+ * Replaces the mailbox (KEYS[1]) and keeps its verified mark (KEYS[2], same slot) true to who wrote it. ARGV: the
+ * record, its TTL, and `verified` (a signed write: marks it) or `unguarded` (an unsigned write no pin can guard:
+ * refused, answering 0, while a verified record is pending). Returns 1 once stored.
+ */
+const REPLACE_GUARDED = `
+if ARGV[3] == 'unguarded' and redis.call('EXISTS', KEYS[2]) == 1 and redis.call('EXISTS', KEYS[1]) == 1 then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+if ARGV[3] == 'verified' then redis.call('SET', KEYS[2], '1', 'EX', ARGV[2]) else redis.call('DEL', KEYS[2]) end
+return 1
+`;
+
+/**
+ * Who wrote a record: a verified (signed) write; an unsigned one of a request or reply type, which pins and modes
+ * guard; or an unsigned one no pin can guard (an exempt or unknown type), which never replaces a verified record
+ * (docs/api.md#the-pending-request-is-the-pairs).
+ */
+export type WriteOrigin = 'verified' | 'unsigned' | 'unguarded';
+
+/** An unguarded write found a verified request pending. */
+export class PendingVerified extends Error {
+  override name = 'PendingVerified';
+}
+
 export interface SavedAction {
   /** The record as stored (JSON text), so the answer needs no second serialization. */
   json: string;
@@ -22,6 +48,7 @@ export interface SavedAction {
 
 export class ActionStore {
   private readonly limitedRead;
+  private readonly replaceGuarded;
 
   constructor(
     private readonly redis: RedisClient,
@@ -35,6 +62,7 @@ export class ActionStore {
       2,
       LIMITED_READ,
     );
+    this.replaceGuarded = defineScript<number>(redis, 'relayActionReplace', 2, REPLACE_GUARDED);
   }
 
   /**
@@ -47,11 +75,13 @@ export class ActionStore {
    * scale out, 8 µs more per write (docs/benchmarks.md). With REDIS_WAIT_REPLICAS the intent is replicated like
    * the record.
    */
-  async save(record: ActionRecord, announce: boolean): Promise<SavedAction> {
+  async save(record: ActionRecord, announce: boolean, origin: WriteOrigin): Promise<SavedAction> {
     const json = JSON.stringify(record);
     const key = this.keys.action(record.wkIdentity);
-    const stored = this.redis.set(key, json, 'EX', this.ttlSeconds);
-    if (announce && this.redis instanceof Cluster) await stored;
+    const mark = this.keys.actionVerified(record.wkIdentity);
+    const stored = this.replace(key, mark, json, origin);
+    // An unguarded write may be refused: its intent waits for the write's answer, as on a cluster.
+    if (announce && (this.redis instanceof Cluster || origin === 'unguarded')) await stored;
     const [, intentMissed] = await Promise.all([
       stored,
       announce
@@ -62,8 +92,19 @@ export class ActionStore {
         : undefined,
     ]);
     const appended = announce && intentMissed === undefined;
-    await this.ack.confirm(key, ...(appended ? [this.keys.pushIntents] : []));
+    await this.ack.confirm(key, mark, ...(appended ? [this.keys.pushIntents] : []));
     return { json, intentMissed };
+  }
+
+  /** The common unsigned write stays two plain commands; the rare signed or unguarded one is a script. */
+  private async replace(key: string, mark: string, json: string, origin: WriteOrigin): Promise<void> {
+    if (origin === 'unsigned') {
+      await Promise.all([this.redis.set(key, json, 'EX', this.ttlSeconds), this.redis.del(mark)]);
+      return;
+    }
+    if ((await this.replaceGuarded([key, mark], [json, this.ttlSeconds, origin])) === 0) {
+      throw new PendingVerified();
+    }
   }
 
   /** Entries older than any action can live announce nothing any more: each append trims them. */

@@ -13,6 +13,8 @@ export const TOKEN_SIDES: readonly TokenSide[] = ['key', 'wallet'];
 export interface Keys {
   sync(walletIdentity: string): string;
   action(wkIdentity: string): string;
+  /** Marks the pair's mailbox as written by a verified (signed) write; tagged with the mailbox's name, so in its slot. */
+  actionVerified(wkIdentity: string): string;
   /** The pair's registered tokens of one side: a sorted set scored by registration time. */
   tokens(wkIdentity: string, side: TokenSide): string;
   /** Tokens that moved away from the pair, scored by the move's epoch (kept an hour; see TokenStore). */
@@ -48,6 +50,7 @@ export function keysFor(prefix: string): Keys {
   return {
     sync: (id) => `${prefix}sync:${id}`,
     action: (id) => `${prefix}action:${id}`,
+    actionVerified: (id) => `${prefix}action:verified:{${prefix}action:${id}}`,
     tokens: (id, side) => `${prefix}tokens:${side}:{${id}}`,
     tokensGone: (id, side) => `${prefix}tokens:gone:${side}:{${id}}`,
     tokenOwner: (side, token) => `${prefix}tokens:owner:${side}:${sha1(token)}`,
