@@ -1,13 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { JobType, Queue, Worker } from 'bullmq';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Config } from './config.js';
 import { listen } from './listen.js';
 import { errorFields, type Logger } from './log.js';
 import type { RoleHandle } from './role.js';
+import { RELAY_VERSION } from './version.js';
 
 /**
  * The relay's own registry rather than prom-client's global one, so a library registering metrics of its own
@@ -16,19 +14,6 @@ import type { RoleHandle } from './role.js';
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
 
-/**
- * The relay's version, from the package.json Node itself uses for this module's package scope: the nearest one
- * above it (the repository's for src/, the image's /app/package.json for dist/src/). Read once, at load.
- */
-function packageVersion(): string {
-  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
-    const file = join(dir, 'package.json');
-    if (existsSync(file)) return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
-    if (dirname(dir) === dir) throw new Error("no package.json above the relay's code");
-  }
-}
-
-const RELAY_VERSION = packageVersion();
 
 const buildInfo = new Gauge({
   name: 'relay_build_info',

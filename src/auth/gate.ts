@@ -23,7 +23,7 @@ const OTHER_SIDE: Record<Side, Side> = { key: 'wallet', wallet: 'key' };
 export type SignedRoute = AuthRoute | 'recoverypub';
 
 /** The purpose word a route's messages are signed for; the recovery xpub is signed as part of the sync. */
-const PURPOSE: Record<SignedRoute, Purpose> = {
+export const PURPOSE: Record<SignedRoute, Purpose> = {
   action: 'action',
   token: 'token',
   sync: 'sync',

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { credentialProperties } from '../schemas/credential.js';
 import { p2pkhAddress, p2wshProgram, sha256, verifyMessage } from './bitcoin.js';
 
 /**
@@ -42,12 +43,12 @@ export interface Refusal {
   message: string;
 }
 
-const MAX_MESSAGE_BYTES = 1024;
+const MAX_MESSAGE_BYTES = credentialProperties.message.maxLength;
 const HEX64 = /^[0-9a-f]{64}$/;
 /** 65 bytes of base64 (88 characters, one `=` of padding). */
-const SIGNATURE = /^[A-Za-z0-9+/]{86}[AEIMQUYcgkosw048]=$/;
-const PUBLIC_KEY = /^0[23][0-9a-fA-F]{64}$/;
-const HEX = /^(?:[0-9a-fA-F]{2}){1,10000}$/;
+const SIGNATURE = new RegExp(credentialProperties.signature.pattern);
+const PUBLIC_KEY = new RegExp(credentialProperties.publicKey.pattern);
+const HEX = new RegExp(credentialProperties.witnessScript.pattern);
 /** OP_2 <33-byte key A> <33-byte key B> OP_2 OP_CHECKMULTISIG */
 const MULTISIG_2_OF_2 = /^5221(0[23][0-9a-f]{64})21(0[23][0-9a-f]{64})52ae$/;
 const MESSAGE_FIELDS = ['timestamp', 'action', 'identity', 'nonce', 'data'] as const;

@@ -5,17 +5,20 @@ import {
   SUPPORT_BODY_LIMIT,
   SYNC_BODY_LIMIT,
 } from '../http/body.js';
+import { PURPOSE, type SignedRoute } from '../auth/gate.js';
 import type { ApiProfile } from '../config.js';
 import { STATUS, type ErrorCode } from '../http/errors.js';
+import { RELAY_VERSION } from '../version.js';
 import { CUSTOM_KEYWORDS } from '../http/validate.js';
 import { actionBody } from '../schemas/action.js';
 import { idParams } from '../schemas/common.js';
+import { credentialProperties } from '../schemas/credential.js';
 import { recoveryPubBody } from '../schemas/recovery-pub.js';
 import { tokenInfoParams } from '../schemas/market.js';
 import * as responses from '../schemas/responses.js';
 import { signBody } from '../schemas/sign.js';
 import { contactBody, ticketBody } from '../schemas/support.js';
-import { syncBody } from '../schemas/sync.js';
+import { SYNC_OPTIONAL_FIELDS, syncBody } from '../schemas/sync.js';
 import { tokenBody } from '../schemas/token.js';
 
 /**
@@ -44,6 +47,8 @@ interface Operation {
   queryStringForApps?: true;
   /** Error codes of this endpoint beyond those every endpoint of its kind can answer. */
   errors: ErrorCode[];
+  /** A write an app may sign: the route whose purpose word and mode apply (docs/api.md#identity-signed-requests). */
+  signedAs?: SignedRoute;
 }
 
 /** Every request can end in these, before or outside any route (Node's parser, a bug). */
@@ -67,15 +72,47 @@ const WITH_BODY: ErrorCode[] = [
 /** The writes an app may sign (docs/api.md#identity-signed-requests): the signature's refusals. */
 const SIGNABLE: ErrorCode[] = ['AUTH_REQUIRED', 'AUTH_INVALID', 'AUTH_EXPIRED', 'AUTH_REPLAYED'];
 
+/**
+ * A request body as clients may send it: unknown fields are dropped, never refused, so nothing says
+ * `additionalProperties: false`; a signable write also names the four credential fields.
+ */
+function requestSchema(schema: object, signable = false, emptyAsAbsent: readonly string[] = []): Schema {
+  const orAbsent = (field: Schema) => ({
+    description: '"" or null count as absent',
+    anyOf: [field, { const: '' }, { type: 'null' }],
+  });
+  const relax = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(relax);
+    if (typeof value !== 'object' || value === null) return value;
+    const out: Schema = {};
+    for (const [key, v] of Object.entries(value)) {
+      if (key === 'additionalProperties' && v === false) continue;
+      out[key] = relax(v);
+      if (key !== 'properties') continue;
+      const properties = out[key] as Schema;
+      for (const field of emptyAsAbsent) {
+        if (properties[field]) properties[field] = orAbsent(properties[field] as Schema);
+      }
+    }
+    return out;
+  };
+  const relaxed = relax(schema) as Schema & { properties: Schema };
+  return {
+    ...relaxed,
+    description: 'unknown fields are dropped, never stored',
+    properties: { ...relaxed.properties, ...(signable ? credentialProperties : {}) },
+  };
+}
+
 const schemas = (profile: ApiProfile): Record<string, object> => ({
-  SyncRequest: syncBody,
+  SyncRequest: requestSchema(syncBody, true, SYNC_OPTIONAL_FIELDS),
   SyncRecord: responses.syncRecord,
-  ActionRequest: actionBody,
+  ActionRequest: requestSchema(actionBody, true),
   ActionRecord: responses.actionRecord(profile),
-  RecoveryPubRequest: recoveryPubBody,
+  RecoveryPubRequest: requestSchema(recoveryPubBody, true),
   RecoveryPub: responses.recoveryPub,
   NoncesStatus: responses.noncesStatus,
-  TokenRequest: tokenBody,
+  TokenRequest: requestSchema(tokenBody, true),
   TokenCounts: responses.tokenCounts,
   Rates: responses.rates,
   NetworkFees: responses.networkFees,
@@ -83,8 +120,8 @@ const schemas = (profile: ApiProfile): Record<string, object> => ({
   Services: responses.services,
   SignRequest: signBody,
   Signature: responses.signature,
-  TicketRequest: ticketBody,
-  ContactRequest: contactBody,
+  TicketRequest: requestSchema(ticketBody),
+  ContactRequest: requestSchema(contactBody),
   Queued: responses.queued,
   Health: responses.health,
   OpenApiDocument: { type: 'object', description: 'this document' },
@@ -100,6 +137,7 @@ export const OPERATIONS: readonly Operation[] = [
     body: { schema: 'SyncRequest', limitBytes: SYNC_BODY_LIMIT },
     data: 'SyncRecord',
     errors: [...SIGNABLE, 'UNAVAILABLE'],
+    signedAs: 'sync',
   },
   {
     method: 'get',
@@ -119,6 +157,7 @@ export const OPERATIONS: readonly Operation[] = [
     body: { schema: 'ActionRequest', limitBytes: ACTION_BODY_LIMIT },
     data: 'ActionRecord',
     errors: [...SIGNABLE, 'CONFLICT', 'UNAVAILABLE'],
+    signedAs: 'action',
   },
   {
     method: 'get',
@@ -138,6 +177,7 @@ export const OPERATIONS: readonly Operation[] = [
     body: { schema: 'TokenRequest', limitBytes: DEFAULT_BODY_LIMIT },
     data: 'TokenCounts',
     errors: [...SIGNABLE, 'UNAVAILABLE'],
+    signedAs: 'token',
   },
   {
     method: 'get',
@@ -196,6 +236,7 @@ export const OPERATIONS: readonly Operation[] = [
     body: { schema: 'RecoveryPubRequest', limitBytes: DEFAULT_BODY_LIMIT },
     data: 'RecoveryPub',
     errors: [...SIGNABLE, 'UNAVAILABLE'],
+    signedAs: 'recoverypub',
   },
   {
     method: 'get',
@@ -418,15 +459,48 @@ function operationObject(operation: Operation, profile: ApiProfile): Schema {
           },
         }
       : {}),
+    ...securityOf(operation),
     responses: responsesOf(operation, profile),
   };
 }
 
-function headerComponents(): Schema {
+/**
+ * No operation takes HTTP credentials (`security: []`). A signable write may carry an identity signature, which
+ * travels in the JSON body (no OpenAPI security scheme describes body fields): said in words and in
+ * `x-identity-signature`.
+ */
+function securityOf(operation: Operation): Schema {
+  const route = operation.signedAs;
+  if (route === undefined) return { security: [], description: 'Security: none.' };
+  const when =
+    route === 'recoverypub'
+      ? 'always required, whatever AUTH_MODE says'
+      : `checked when present; AUTH_MODE / AUTH_ROUTES (${route}=…) decide whether it is required`;
+  return {
+    security: [],
+    description:
+      `Security: an identity signature by one of the pair's keys, in the JSON body's signature, message, ` +
+      `publicKey and witnessScript fields, signed for the purpose "${PURPOSE[route]}" (${when}).`,
+    'x-identity-signature': {
+      in: 'body',
+      fields: Object.keys(credentialProperties),
+      purpose: PURPOSE[route],
+      required: route === 'recoverypub' ? 'always' : 'per AUTH_MODE',
+    },
+  };
+}
+
+/** The header components the operations refer to, each once. */
+function headerComponents(paths: Schema): Schema {
+  const used = JSON.stringify(paths);
   const out: Schema = {};
   for (const [name, header] of Object.entries(HEADERS)) {
-    out[name] = { ...header, required: false };
-    out[`${name}Required`] = { ...header, required: true };
+    for (const [component, required] of [
+      [name, false],
+      [`${name}Required`, true],
+    ] as const) {
+      if (used.includes(`"#/components/headers/${component}"`)) out[component] = { ...header, required };
+    }
   }
   return out;
 }
@@ -448,33 +522,20 @@ export function buildOpenApi(profile: ApiProfile = 'standard'): Record<string, u
   return {
     openapi: '3.1.0',
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
-    info: { title: 'multisig-relay', version: 'v1', description: DESCRIPTION },
+    info: {
+      title: 'multisig-relay',
+      version: RELAY_VERSION,
+      description: DESCRIPTION,
+      // package.json says UNLICENSED: no licence is granted (yet).
+      license: { name: 'No licence granted (UNLICENSED)', identifier: 'LicenseRef-UNLICENSED' },
+    },
+    servers: [{ url: '/', description: 'the relay that serves this document' }],
     paths,
     components: {
       schemas: Object.fromEntries(
         Object.entries(schemas(profile)).map(([name, schema]) => [name, portable(schema)]),
       ),
-      headers: headerComponents(),
-      responses: {
-        NotFound: {
-          description: 'NOT_FOUND: no such path (any method)',
-          headers: {
-            'X-Request-Id': headerRef('X-Request-Id', true),
-            'X-Content-Type-Options': headerRef('X-Content-Type-Options', true),
-          },
-          content: { 'application/json': { schema: ref('Error') } },
-        },
-        MethodNotAllowed: {
-          description:
-            'METHOD_NOT_ALLOWED: a known path with another method; the Allow header lists its methods',
-          headers: {
-            'X-Request-Id': headerRef('X-Request-Id', true),
-            'X-Content-Type-Options': headerRef('X-Content-Type-Options', true),
-            Allow: { required: true, schema: { type: 'string' } },
-          },
-          content: { 'application/json': { schema: ref('Error') } },
-        },
-      },
+      headers: headerComponents(paths),
     },
   };
 }
