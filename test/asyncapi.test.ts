@@ -3,6 +3,7 @@ import { Parser } from '@asyncapi/parser';
 import { expect } from 'chai';
 import { parse } from 'yaml';
 import { ACTION_TYPES } from '../src/action-types.js';
+import type { ApiProfile } from '../src/config.js';
 import { buildAsyncApi } from '../src/openapi/asyncapi.js';
 import { buildOpenApi } from '../src/openapi/document.js';
 
@@ -30,10 +31,18 @@ describe('docs/asyncapi.yaml', () => {
     expect(parse(text)).to.deep.equal(buildAsyncApi());
   });
 
-  it('its record schema is the OpenAPI ActionRecord, and every routed action type is an event on its path', () => {
+  it('its record schema is the OpenAPI ActionRecord with the optional expireAt of API_PROFILE=ssp-apps, and every routed action type is an event on its path', () => {
     const doc = parse(text);
-    const openApi = buildOpenApi() as { components: { schemas: Record<string, unknown> } };
-    expect(doc.components.schemas.ActionRecord).to.deep.equal(openApi.components.schemas.ActionRecord);
+    type RecordSchema = { properties: { [name: string]: object } };
+    const recordOf = (profile: ApiProfile) =>
+      (buildOpenApi(profile) as { components: { schemas: { ActionRecord: RecordSchema } } }).components
+        .schemas.ActionRecord;
+    const { expireAt, ...properties } = doc.components.schemas.ActionRecord.properties;
+    expect({ ...doc.components.schemas.ActionRecord, properties }).to.deep.equal(recordOf('standard'));
+    expect(expireAt).to.deep.equal({
+      ...recordOf('ssp-apps').properties.expireAt,
+      description: 'only under API_PROFILE=ssp-apps: the same as expiresAt',
+    });
     for (const [action, rule] of Object.entries(ACTION_TYPES)) {
       const channel = rule.side === 'key' ? 'keyApp' : 'walletApp';
       expect(doc.channels[channel].messages[action], action).to.deep.equal({

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { expect } from 'chai';
+import { API_PROFILES } from '../src/config.js';
 import { buildOpenApi, OPERATIONS } from '../src/openapi/document.js';
 import { get, post, startTestApi, type TestApi } from './helpers/api.js';
 import { ContractChecker } from './helpers/contract.js';
@@ -14,19 +15,51 @@ describe('the OpenAPI document', () => {
     await api.stop();
   });
 
-  it('is valid OpenAPI 3.1', async () => {
-    const result = await new Validator().validate(buildOpenApi());
-    expect(result.errors ?? [], JSON.stringify(result.errors)).to.deep.equal([]);
-    expect(result.valid).to.equal(true);
-  });
+  for (const profile of API_PROFILES) {
+    it(`API_PROFILE=${profile}: GET /v1/openapi.json serves the profile's document, valid OpenAPI 3.1, with the request-id and rate-limit headers`, async () => {
+      const served = await startTestApi({ API_PROFILE: profile });
+      try {
+        const res = await get(served.url, '/v1/openapi.json');
+        expect(res.status).to.equal(200);
+        expect(res.headers.get('content-type')).to.equal('application/json; charset=utf-8');
+        expect(res.body).to.deep.equal(buildOpenApi(profile));
+        expect(res.headers.get('x-request-id')).to.be.a('string');
+        expect(res.headers.get('ratelimit-limit')).to.equal('100000');
+        const result = await new Validator().validate(res.body);
+        expect(result.errors ?? [], JSON.stringify(result.errors)).to.deep.equal([]);
+        expect(result.valid).to.equal(true);
+      } finally {
+        await served.stop();
+      }
+    });
+  }
 
-  it('GET /v1/openapi.json serves it, with the request-id and rate-limit headers', async () => {
-    const res = await get(api.url, '/v1/openapi.json');
-    expect(res.status).to.equal(200);
-    expect(res.headers.get('content-type')).to.equal('application/json; charset=utf-8');
-    expect(res.body).to.deep.equal(buildOpenApi());
-    expect(res.headers.get('x-request-id')).to.be.a('string');
-    expect(res.headers.get('ratelimit-limit')).to.equal('100000');
+  it('API_PROFILE=ssp-apps: the 200 of GET /v1/sync/{id} is the bare SyncRecord, that of POST /v1/sync the envelope, as the relay answers', async () => {
+    const doc = buildOpenApi('ssp-apps') as { paths: Record<string, Record<string, any>> }; // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON
+    const ok = (method: string) =>
+      doc.paths[method === 'get' ? '/v1/sync/{id}' : '/v1/sync']![method].responses['200'].content[
+        'application/json'
+      ].schema;
+    const record = { $ref: '#/components/schemas/SyncRecord' };
+    expect(ok('get')).to.deep.equal(record);
+    expect(ok('post')).to.deep.equal({
+      type: 'object',
+      properties: { success: { const: true }, data: record },
+      required: ['success', 'data'],
+      additionalProperties: false,
+    });
+    const apps = await startTestApi({ API_PROFILE: 'ssp-apps' });
+    try {
+      const sync = { chain: 'btc', walletIdentity: 'wapps', keyXpub: 'xpub', wkIdentity: 'wkapps' };
+      const stored = await post(apps.url, '/v1/sync', sync);
+      expect(stored.status).to.equal(200);
+      expect(stored.body).to.have.keys('success', 'data');
+      const read = await get(apps.url, '/v1/sync/wapps');
+      expect(read.status).to.equal(200);
+      expect(read.body).to.deep.equal(stored.body.data);
+    } finally {
+      await apps.stop();
+    }
   });
 
   it('describes every endpoint with its body, parameters, success and each error status', () => {

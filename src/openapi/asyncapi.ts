@@ -1,11 +1,12 @@
 import { BUILT_IN_ACTION_TYPES, type Side } from '../action-types.js';
+import type { ApiProfile } from '../config.js';
 import { roomEvent } from '../schemas/socket.js';
 import { buildOpenApi } from './document.js';
 
 /**
  * The AsyncAPI 3.0 description of the socket.io events, built from the same tables and schemas as the code:
  * the action-type table decides which event goes to which path, and the record schema is the OpenAPI
- * document's ActionRecord. `npm run asyncapi` writes it to docs/asyncapi.yaml; a test checks the file is current.
+ * documents' ActionRecord (with the expireAt that API_PROFILE=ssp-apps adds). `npm run asyncapi` writes it to docs/asyncapi.yaml; a test checks the file is current.
  */
 
 const WK_IDENTITY = 'bc1qs3s3lx8drrf85sk0gq76uqcfx5w44xjfmpmj0emzr9zk5pw0xzyq6kd8lq';
@@ -34,7 +35,8 @@ const DELIVERY =
   "Every acknowledged POST /v1/action of an emitted type reaches every socket that was in the pair's room when " +
   'it was acknowledged, on every pod, once per connection, even when a later POST has already replaced it in the ' +
   'mailbox (two requests a millisecond apart are two events, in order). The data is the stored record, exactly ' +
-  'the data the POST answered, without the envelope. Action types the relay does not know are stored and ' +
+  'the data the POST answered, without the envelope; under API_PROFILE=ssp-apps the record also carries expireAt, ' +
+  'the same value as expiresAt. Action types the relay does not know are stored and ' +
   "readable through GET, never emitted. The two paths never see each other's events.";
 
 /** An example record per event, as the app on the other side would receive it. */
@@ -57,6 +59,28 @@ function example(action: string, side: Side) {
   };
 }
 
+interface RecordSchema {
+  properties: Record<string, object>;
+  required: string[];
+}
+
+const recordOf = (profile: ApiProfile) =>
+  (buildOpenApi(profile) as { components: { schemas: { ActionRecord: RecordSchema } } }).components.schemas
+    .ActionRecord;
+
+/** The ActionRecord of both profiles: expireAt is there only under API_PROFILE=ssp-apps, so not required. */
+function actionRecord(): RecordSchema {
+  const standard = recordOf('standard');
+  const { expireAt } = recordOf('ssp-apps').properties;
+  return {
+    ...standard,
+    properties: {
+      ...standard.properties,
+      expireAt: { ...expireAt, description: 'only under API_PROFILE=ssp-apps: the same as expiresAt' },
+    },
+  };
+}
+
 const roomMessage = (name: 'join' | 'leave', summary: string) => ({
   name,
   title: name,
@@ -66,7 +90,6 @@ const roomMessage = (name: 'join' | 'leave', summary: string) => ({
 });
 
 export function buildAsyncApi(): Record<string, unknown> {
-  const openApi = buildOpenApi() as { components: { schemas: Record<string, unknown> } };
   const messages: Record<string, unknown> = {
     join: roomMessage(
       'join',
@@ -141,7 +164,7 @@ export function buildAsyncApi(): Record<string, unknown> {
     channels,
     operations,
     components: {
-      schemas: { RoomEvent: roomEvent, ActionRecord: openApi.components.schemas.ActionRecord },
+      schemas: { RoomEvent: roomEvent, ActionRecord: actionRecord() },
       messages,
     },
   };
