@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { expect } from 'chai';
+import { signed } from './helpers/signing.js';
 import { API_PROFILES } from '../src/config.js';
 import { buildOpenApi, OPERATIONS } from '../src/openapi/document.js';
 import { get, post, startTestApi, type TestApi } from './helpers/api.js';
@@ -117,6 +118,43 @@ describe('the OpenAPI document', () => {
     expect(text).not.to.include('jsonObjectString');
     expect(text).not.to.include('queryValue');
     expect(text).to.include('must be a JSON object encoded as a string');
+  });
+
+  describe('the test client checks every request the relay accepted against it', () => {
+    const checker = new ContractChecker();
+    const accepted = (target: string, request: unknown, data: unknown) => ({
+      method: target.startsWith('/v1/action/') ? 'GET' : 'POST',
+      target,
+      ...(request === undefined
+        ? {}
+        : { request: { type: 'application/json', text: JSON.stringify(request) } }),
+      status: 200,
+      headers: {
+        'x-request-id': 'r',
+        'x-content-type-options': 'nosniff',
+        'ratelimit-limit': '1',
+        'ratelimit-remaining': '1',
+        'ratelimit-reset': '1',
+      },
+      text: JSON.stringify({ success: true, data }),
+    });
+    const counts = { wkIdentity: 'pair', keyTokens: 1, walletTokens: 0 };
+
+    it('a signed body with an unknown field passes; a body the document calls invalid fails', () => {
+      const signedBody = signed({ wkIdentity: 'pair', keyToken: 't', extra: 1 }, { purpose: 'token' });
+      expect(() => checker.check(accepted('/v1/token', signedBody, counts))).not.to.throw();
+      expect(() =>
+        checker.check(accepted('/v1/token', { wkIdentity: 'a/b', keyToken: 't' }, counts)),
+      ).to.throw(
+        /POST \/v1\/token → 200 disagrees with the OpenAPI document: the request body\/wkIdentity must match pattern/,
+      );
+    });
+
+    it('a path parameter the document calls invalid fails', () => {
+      expect(() => checker.check(accepted('/v1/action/a%20b', undefined, {}))).to.throw(
+        /path parameter id must match pattern/,
+      );
+    });
   });
 
   describe('the test client checks every response against it', () => {

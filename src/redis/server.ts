@@ -82,8 +82,14 @@ kill -0 "$parent" 2>/dev/null || rm -rf "$dir"
 exit $status
 `;
 
+/** redis-server could not bind the port it was given. */
+class PortTaken extends Error {}
+
+/** Tries with another free port this many times when the one chosen was taken before redis-server bound it. */
+const PORT_ATTEMPTS = 5;
+
 export async function startPrivateRedis(options: PrivateRedisOptions = {}): Promise<PrivateRedis> {
-  const chosen = options.port ?? (await freePort());
+  let chosen = options.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), 'relay-redis-'));
   let child: ChildProcess | undefined;
   const mode: string[] = [];
@@ -92,6 +98,16 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
     writeFileSync(file, options.sentinelConfig);
     mode.push(file, '--sentinel');
   }
+
+  const serverPid = () => Number(readFileSync(join(dir, 'redis.pid'), 'utf8'));
+  const serverAlive = () => {
+    try {
+      process.kill(serverPid(), 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
 
   const start = async () => {
     if (child && child.exitCode === null) return;
@@ -121,12 +137,14 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
     );
     const deadline = Date.now() + 10_000;
     while (!(await portAnswers('127.0.0.1', chosen, 200))) {
-      if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode}`);
+      if (child.exitCode !== null) throw new PortTaken(`redis-server exited with code ${child.exitCode}`);
       if (Date.now() > deadline) throw new Error(`redis-server did not start on port ${chosen}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+    // Something answers: ours, or a server that took the port first (ours then exits at once on EADDRINUSE).
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    if (!serverAlive()) throw new PortTaken(`port ${chosen} was taken by another process`);
   };
-
   const stop = async () => {
     const running = child;
     child = undefined;
@@ -137,14 +155,24 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
     });
   };
 
-  await start();
+  // A port from freePort can be taken by another process before redis-server binds it: choose again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await start();
+      break;
+    } catch (err) {
+      if (!(err instanceof PortTaken) || options.port !== undefined || attempt === PORT_ATTEMPTS) throw err;
+      await stop();
+      chosen = await freePort();
+    }
+  }
   atExit(() => {
     child?.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
   });
   // redis-server itself, not its watchdog shell (which records the server's pid).
   const signal = (name: NodeJS.Signals) => {
-    if (child) process.kill(Number(readFileSync(join(dir, 'redis.pid'), 'utf8')), name);
+    if (child) process.kill(serverPid(), name);
   };
   return { port: chosen, url: `redis://127.0.0.1:${chosen}`, dir, start, stop, signal };
 }

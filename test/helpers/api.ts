@@ -80,8 +80,10 @@ export async function request(base: string, path: string, init: RequestInit = {}
   } catch {
     body = undefined;
   }
+  const type = new Headers(init.headers).get('content-type');
   checkContract(base, {
     method: init.method ?? 'GET',
+    ...(type !== null && typeof init.body === 'string' ? { request: { type, text: init.body } } : {}),
     target: path,
     status: res.status,
     headers: res.headers,

@@ -26,13 +26,22 @@ interface ResponseObject {
 interface Route {
   pattern: RegExp;
   template: string;
-  methods: Record<string, { responses: Record<string, ResponseObject> }>;
+  methods: Record<
+    string,
+    {
+      responses: Record<string, ResponseObject>;
+      parameters?: { name: string }[];
+      requestBody?: { content: Record<string, unknown> };
+    }
+  >;
 }
 
 export interface Exchange {
   method: string;
   /** The request target: a path, with or without a query. */
   target: string;
+  /** What the request sent, when a test sent a body: its Content-Type and text. */
+  request?: { type: string; text: string };
   status: number;
   headers: Headers | Record<string, string>;
   text: string;
@@ -82,8 +91,34 @@ export class ContractChecker {
       if (required && headerOf(exchange.headers, name) === null)
         this.fail(exchange, `header ${name} is missing`);
     }
+    if (exchange.status === 200) this.checkAccepted(exchange, route, method === 'head' ? 'get' : method);
     if (method === 'head' || !response.content?.['application/json']) return;
     this.checkBody(exchange, `${pointer}/content/application~1json/schema`);
+  }
+
+  /**
+   * A request the relay accepted must be one the document calls valid: its path parameters and its JSON body.
+   * (The converse does not hold: some rules, such as a Solana sync's key list, are words in the document.)
+   */
+  private checkAccepted(exchange: Exchange, route: Route, method: string): void {
+    const operation = route.methods[method]!;
+    const base = `#/paths/${escape(route.template)}/${method}`;
+    const path = exchange.target.split('?')[0]!.split('/');
+    route.template.split('/').forEach((segment, i) => {
+      const name = /^\{(.+)\}$/.exec(segment)?.[1];
+      if (name === undefined) return;
+      const index = operation.parameters?.findIndex((parameter) => parameter.name === name) ?? -1;
+      const value = decodeURIComponent(path[i]!);
+      this.validate(exchange, `${base}/parameters/${index}/schema`, value, `path parameter ${name}`);
+    });
+    const sent = exchange.request;
+    if (!operation.requestBody || !sent || sent.type.split(';')[0]!.trim() !== 'application/json') return;
+    this.validate(
+      exchange,
+      `${base}/requestBody/content/application~1json/schema`,
+      JSON.parse(sent.text),
+      'the request body',
+    );
   }
 
   /** An unknown path (404), another method (405, or 204 to OPTIONS): the error envelope with a matching code. */
@@ -107,13 +142,17 @@ export class ContractChecker {
     } catch {
       this.fail(exchange, 'the body is not JSON');
     }
+    this.validate(exchange, pointer, body, 'body');
+    return body;
+  }
+
+  private validate(exchange: Exchange, pointer: string, value: unknown, what: string): void {
     let validate = this.validators.get(pointer);
     if (!validate) {
       validate = this.ajv.compile({ $ref: `${DOCUMENT_ID}${pointer}` });
       this.validators.set(pointer, validate);
     }
-    if (!validate(body)) this.fail(exchange, this.ajv.errorsText(validate.errors, { dataVar: 'body' }));
-    return body;
+    if (!validate(value)) this.fail(exchange, this.ajv.errorsText(validate.errors, { dataVar: what }));
   }
 
   private fail(exchange: Exchange, why: string): never {
