@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { addActionTypes } from './action-types.js';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
@@ -88,11 +88,17 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
       }, config.shutdownTimeoutMs);
       // Sockets first, while the listener still accepts: their clients reconnect through the load balancer,
       // which no longer picks this pod (readiness is 503), and this pod refuses their handshakes meanwhile.
-      await realtime.close(config.shutdownTimeoutMs);
+      await realtime.closeSockets(config.shutdownTimeoutMs);
+      // In-flight requests finish; their connections, and those answered from now on, then close instead of
+      // idling until the keep-alive timeout (the server's close waits for every connection).
+      server.on('request', (_req, res: ServerResponse) => (res.shouldKeepAlive = false));
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
+      const sweep = setInterval(() => server.closeIdleConnections(), 100);
       await closed;
+      clearInterval(sweep);
       clearTimeout(forced);
+      // Only now: a record acknowledged during the drain still reaches the sockets on other pods.
+      await realtime.closeAdapter();
       await Promise.allSettled([
         redis.quit(),
         bulkRedis.quit(),

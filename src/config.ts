@@ -57,6 +57,11 @@ export interface Config {
    * may take to connect to a namespace (until then it holds one of the address's SOCKETS_PER_IP).
    */
   socketHandshakes: { perMinute: number; connectTimeoutMs: number };
+  /**
+   * Bytes of events written to sockets and not yet taken by the kernel, per socket and over the pod: past them
+   * the socket that does not read is disconnected (docs/api.md#socket-limits).
+   */
+  socketBacklog: { perSocket: number; perPod: number };
   auth: AuthConfig;
   /** Pair rooms one socket may be in at once; a join past it disconnects the socket. */
   socketRoomsMax: number;
@@ -669,11 +674,20 @@ function read(env: EnvReader): Config {
       perMinute: env.int('SOCKET_HANDSHAKES_PER_MINUTE', 120, 1, 1_000_000),
       connectTimeoutMs: env.int('SOCKET_CONNECT_TIMEOUT_MS', 5000, 500, 45_000),
     },
+    socketBacklog: readSocketBacklog(env),
     auth: readAuth(env, actionTypesExtra),
     socketRoomsMax: env.int('SOCKET_ROOMS_MAX', 4, 1, 10_000),
     pushPerPairPerMinute: env.int('PUSH_PER_PAIR_PER_MINUTE', 6, 1, 1_000_000),
     tokenRegistrationsPerHour: env.int('TOKEN_REGISTRATIONS_PER_HOUR', 20, 1, 1_000_000),
   };
+}
+
+const MIB = 1024 * 1024;
+
+function readSocketBacklog(env: EnvReader): Config['socketBacklog'] {
+  // A socket must be able to hold the largest record (a 2 MiB action body and the fields the relay adds).
+  const perSocket = env.int('SOCKET_BACKLOG_BYTES', 4 * MIB, 3 * MIB, 1024 * MIB);
+  return { perSocket, perPod: env.int('SOCKET_BACKLOG_POD_BYTES', 128 * MIB, perSocket, 64 * 1024 * MIB) };
 }
 
 export function loadConfig(source: Source = process.env): Config {

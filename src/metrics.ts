@@ -14,7 +14,6 @@ import { RELAY_VERSION } from './version.js';
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
 
-
 const buildInfo = new Gauge({
   name: 'relay_build_info',
   help: 'Always 1; its labels say which version (package.json) and commit (RELAY_COMMIT) this process runs.',
@@ -87,7 +86,7 @@ const socketsRefused = new Counter({
 
 const socketJoins = new Counter({
   name: 'relay_socket_joins_total',
-  help: 'socket.io `join` events by path and outcome (joined; invalid, rate_limited, unauthorized and too_many_rooms disconnect the socket).',
+  help: 'socket.io `join` events by path and outcome (joined; invalid, rate_limited, unauthorized and too_many_rooms disconnect the socket; unavailable: Redis could not say, the transport is closed and the client joins again).',
   labelNames: ['path', 'outcome'] as const,
   registers: [registry],
 });
@@ -96,6 +95,13 @@ const socketEvents = new Counter({
   name: 'relay_socket_events_total',
   help: 'Action events this pod sent, one per socket, by action type (live: as stored; replay: on a join or after an adapter gap); a record a socket already had is not counted.',
   labelNames: ['type', 'delivery'] as const,
+  registers: [registry],
+});
+
+const socketsBehind = new Counter({
+  name: 'relay_socket_slow_readers_total',
+  help: 'Sockets disconnected because they did not read what was sent to them (past SOCKET_BACKLOG_BYTES, or the largest backlogs once the pod holds SOCKET_BACKLOG_POD_BYTES), by path.',
+  labelNames: ['path'] as const,
   registers: [registry],
 });
 
@@ -111,8 +117,9 @@ export const socketMetrics = {
   refused: (path: string) => socketsRefused.inc({ path }),
   joined: (
     path: string,
-    outcome: 'joined' | 'invalid' | 'rate_limited' | 'unauthorized' | 'too_many_rooms',
+    outcome: 'joined' | 'invalid' | 'rate_limited' | 'unauthorized' | 'too_many_rooms' | 'unavailable',
   ) => socketJoins.inc({ path, outcome }),
+  slowReader: (path: string) => socketsBehind.inc({ path }),
   emitted: (type: string, delivery: 'live' | 'replay') => socketEvents.inc({ type, delivery }),
   adapterError: (path: string) => socketAdapterErrors.inc({ path }),
 };

@@ -626,16 +626,17 @@ describe('identity-signed requests: pins', () => {
     await joinsSettled(before, 3);
     expect(keySide.socket.connected).to.equal(true);
   });
-  it('Redis unreachable with AUTH_PIN_JOINS=true: an unsigned join is refused (its pin cannot be read)', async () => {
+  it('Redis unreachable with AUTH_PIN_JOINS=true: an unsigned join is not taken (its pin cannot be read); only the transport closes', async () => {
     const client = connectClient(pinJoins.url, 'wallet', undefined);
     clients.push(client);
     await connected(client);
+    const unavailable = await joinsHandled('unavailable');
     await testRedis().stop();
     try {
       client.socket.emit('join', { wkIdentity: freshPair(0x6d).wkIdentity });
-      await waitFor('the socket to be disconnected', () =>
-        client.disconnects.includes('io server disconnect'),
-      );
+      await waitFor('the transport to be closed', () => client.disconnects.length > 0);
+      expect(client.disconnects).to.deep.equal(['transport close']);
+      expect(await joinsHandled('unavailable')).to.equal(unavailable + 1);
     } finally {
       await testRedis().start();
     }
@@ -766,13 +767,16 @@ describe('identity-signed requests: socket joins', () => {
     expect(client.socket.connected).to.equal(true);
   });
 
-  it('Redis unreachable: a signed join is refused (fail closed)', async () => {
+  it('Redis unreachable: a signed join is not taken (fail closed); only the transport closes, so the client comes back', async () => {
     const client = join(api.url, undefined);
     await connected(client);
+    const unavailable = await joinsHandled('unavailable');
     await testRedis().stop();
     try {
       client.socket.emit('join', signed({ wkIdentity: PAIR.wkIdentity }, { purpose: 'join', by: 'key' }));
-      await refusedJoin(client);
+      await waitFor('the transport to be closed', () => client.disconnects.length > 0);
+      expect(client.disconnects).to.deep.equal(['transport close']);
+      expect(await joinsHandled('unavailable')).to.equal(unavailable + 1);
     } finally {
       await testRedis().start();
     }

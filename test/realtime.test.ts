@@ -12,7 +12,7 @@ import { Redis } from 'ioredis';
 import { post, get, startTestApi, testEnv, type TestApi } from './helpers/api.js';
 import { redis, testRedis } from './helpers/redis.js';
 import {
-  connectClient,
+  closedAfterEach,
   connected,
   dataOf,
   joinsHandled,
@@ -50,15 +50,7 @@ async function store(api: TestApi, wkIdentity: string, type: string, payload?: s
   return res.body.data;
 }
 
-const clients: TestClient[] = [];
-function client(...args: Parameters<typeof connectClient>): TestClient {
-  const made = connectClient(...args);
-  clients.push(made);
-  return made;
-}
-afterEach(() => {
-  for (const made of clients.splice(0)) made.close();
-});
+const client = closedAfterEach();
 
 /**
  * A client on a pod in another process (no metrics to watch there): joined once a probe stored through pod a

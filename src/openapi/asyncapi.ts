@@ -96,7 +96,8 @@ export function buildAsyncApi(): Record<string, unknown> {
       "Puts the socket in the pair's room on this path. A bad or missing wkIdentity, a join over the per-IP " +
         'budget or past SOCKET_ROOMS_MAX rooms, or one the identity check refuses (it may carry signature, ' +
         'message, publicKey, witnessScript: docs/api.md#identity-signed-requests) disconnects the socket (io ' +
-        'server disconnect). Joins and leaves take effect in the order sent.',
+        'server disconnect). A join that Redis cannot answer closes only the transport: the client reconnects ' +
+        'and joins again. Joins and leaves take effect in the order sent.',
     ),
     leave: roomMessage('leave', "Takes the socket out of the pair's room; a bad leave is ignored."),
   };

@@ -12,21 +12,37 @@ const REMEMBERED = 32;
 
 export type Delivery = 'live' | 'replay';
 
-/** Sends `record` to this connection unless it already had it; true when sent. */
-export function sendOnce(socket: RelaySocket, record: ActionRecord, delivery: Delivery): boolean {
-  const sent = (socket.data.delivered ??= new Set<string>());
+/**
+ * Sends `record` (`bytes` of stored JSON) to each of `sockets` (of one path) that did not have it yet, unless it
+ * holds too much unread (it is then disconnected: see backlog.ts). The event is encoded once for all of them: a
+ * large record is one string and one WebSocket frame in memory however many sockets it goes to.
+ */
+export function sendOnce(
+  sockets: RelaySocket[],
+  record: ActionRecord,
+  bytes: number,
+  delivery: Delivery,
+): void {
   // Records stored by the previous release (until their TTL after an upgrade) have no id.
   const id = record.id ?? `${record.createdAt}\n${record.action}`;
-  if (sent.has(id)) return false;
-  sent.add(id);
-  if (sent.size > REMEMBERED) sent.delete(sent.values().next().value!);
-  socket.emit(record.action, record);
-  socketMetrics.emitted(record.action, delivery);
-  return true;
+  const admitted = sockets.filter(
+    (socket) => !(socket.data.delivered?.has(id) ?? false) && socket.data.backlogs.admit(socket, bytes),
+  );
+  // Making room in the pod's bound may have disconnected sockets admitted before.
+  const to = admitted.filter((socket) => socket.connected);
+  if (to.length === 0) return;
+  to[0]!.nsp.local.to(to.map((socket) => socket.id)).emit(record.action, record);
+  for (const socket of to) {
+    const sent = (socket.data.delivered ??= new Set<string>());
+    sent.add(id);
+    if (sent.size > REMEMBERED) sent.delete(sent.values().next().value!);
+    socket.data.backlogs.sent(socket);
+    socketMetrics.emitted(record.action, delivery);
+  }
 }
 
 /** The sockets of a pair's room on this pod. */
-export function roomSockets(io: RelayServer, wkIdentity: string): RelaySocket[] {
+function roomSockets(io: RelayServer, wkIdentity: string): RelaySocket[] {
   const ids = io.sockets.adapter.rooms.get(wkIdentity);
   if (!ids) return [];
   const sockets: RelaySocket[] = [];
@@ -37,7 +53,12 @@ export function roomSockets(io: RelayServer, wkIdentity: string): RelaySocket[] 
   return sockets;
 }
 
-/** Delivers `record` to every socket of its room on this pod that did not have it yet. */
-export function deliverToRoom(io: RelayServer, record: ActionRecord, delivery: Delivery): void {
-  for (const socket of roomSockets(io, record.wkIdentity)) sendOnce(socket, record, delivery);
+/** Delivers `record` (`bytes` of stored JSON) to every socket of its room on this pod that did not have it yet. */
+export function deliverToRoom(
+  io: RelayServer,
+  record: ActionRecord,
+  bytes: number,
+  delivery: Delivery,
+): void {
+  sendOnce(roomSockets(io, record.wkIdentity), record, bytes, delivery);
 }

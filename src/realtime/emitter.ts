@@ -93,7 +93,9 @@ export class ActionEmitter {
       bytes += json.length;
     }
     publish();
-    for (const { record } of records) this.attempt([record.action], () => deliverToRoom(io, record, 'live'));
+    for (const { record, json } of records) {
+      this.attempt([record.action], () => deliverToRoom(io, record, json.length, 'live'));
+    }
   }
 
   /** Runs one emit: a failure is logged, never thrown, and the other emits go on. */
@@ -114,6 +116,6 @@ export class ActionEmitter {
       return;
     }
     if (typeof record?.wkIdentity !== 'string' || typeof record.id !== 'string') return;
-    deliverToRoom(io, record, 'live');
+    deliverToRoom(io, record, json.length, 'live');
   }
 }

@@ -2,7 +2,7 @@ import { actionTypeRule } from '../action-types.js';
 import { errorFields, type Logger } from '../log.js';
 import type { ActionStore } from '../store/action-store.js';
 import type { ActionRecord } from '../types.js';
-import { roomSockets, sendOnce } from './deliveries.js';
+import { deliverToRoom, sendOnce } from './deliveries.js';
 import type { RelayServer, RelaySocket } from './types.js';
 
 /** How many rooms' mailboxes one recovery reads at a time. */
@@ -20,8 +20,8 @@ export class Replay {
   ) {}
 
   async toSocket(socket: RelaySocket, wkIdentity: string): Promise<void> {
-    const record = await this.pending(wkIdentity);
-    if (record && socket.connected) sendOnce(socket, record, 'replay');
+    const pending = await this.pending(wkIdentity);
+    if (pending && socket.connected) sendOnce([socket], pending.record, pending.bytes, 'replay');
   }
 
   /**
@@ -34,15 +34,15 @@ export class Replay {
     for (let i = 0; i < rooms.length; i += RECOVERY_READS) {
       await Promise.all(
         rooms.slice(i, i + RECOVERY_READS).map(async (wkIdentity) => {
-          const record = await this.pending(wkIdentity);
-          if (record) for (const socket of roomSockets(io, wkIdentity)) sendOnce(socket, record, 'replay');
+          const pending = await this.pending(wkIdentity);
+          if (pending) deliverToRoom(io, pending.record, pending.bytes, 'replay');
         }),
       );
     }
   }
 
-  /** The mailbox's record if it is one to replay and has not expired. */
-  private async pending(wkIdentity: string): Promise<ActionRecord | undefined> {
+  /** The mailbox's record, with its size, if it is one to replay and has not expired. */
+  private async pending(wkIdentity: string): Promise<{ record: ActionRecord; bytes: number } | undefined> {
     let json: string | null;
     try {
       json = await this.store.readJson(wkIdentity);
@@ -54,6 +54,6 @@ export class Replay {
     if (json === null) return undefined;
     const record = JSON.parse(json) as ActionRecord;
     if (!actionTypeRule(record.action)?.replay) return undefined;
-    return Date.parse(record.expiresAt) > Date.now() ? record : undefined;
+    return Date.parse(record.expiresAt) > Date.now() ? { record, bytes: json.length } : undefined;
   }
 }

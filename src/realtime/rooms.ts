@@ -1,11 +1,14 @@
 import type { RateLimiterRedis } from 'rate-limiter-flexible';
 import type { Side } from '../action-types.js';
 import type { AuthGate } from '../auth/gate.js';
+import { AppError } from '../http/errors.js';
 import { validator } from '../http/validate.js';
 import { errorFields, type Logger } from '../log.js';
 import { socketMetrics } from '../metrics.js';
+import { isRedisUnavailable } from '../redis/clients.js';
 import { roomEvent } from '../schemas/socket.js';
 import type { Replay } from './replay.js';
+import { closeTransport } from './transport.js';
 import type { RelaySocket } from './types.js';
 
 const parseRoomEvent = validator<{ wkIdentity: string }>('event', roomEvent);
@@ -49,7 +52,13 @@ function roomOf(data: unknown): string | undefined {
   }
 }
 
-/** The join's data as later steps see it (credential removed), or undefined when the gate refused it. */
+/** Redis could not say whether the join may go on: the client is to join again, not to be turned away. */
+const UNAVAILABLE = Symbol('unavailable');
+
+/**
+ * The join's data as later steps see it (credential removed); undefined when the gate refused it, UNAVAILABLE
+ * when Redis could not answer it (nonce, pin).
+ */
 async function admitted(data: unknown, deps: RoomDeps): Promise<unknown> {
   // Not an object: nothing to check, and roomOf refuses it next.
   if (typeof data !== 'object' || data === null || Array.isArray(data)) return data;
@@ -62,10 +71,20 @@ async function admitted(data: unknown, deps: RoomDeps): Promise<unknown> {
       log: deps.log,
     });
     return admitted.body;
-  } catch {
-    // Refusals are logged and counted by the gate; Redis away refuses too (fail closed).
-    return undefined;
+  } catch (err) {
+    // Refusals are logged and counted by the gate; Redis failing reaches here raw or as a 503.
+    const unavailable = err instanceof AppError ? err.code === 'UNAVAILABLE' : isRedisUnavailable(err);
+    return unavailable ? UNAVAILABLE : undefined;
   }
+}
+
+/**
+ * Redis failed while the join was handled: only the transport is closed, so the client reconnects and sends its
+ * join again (after `io server disconnect` socket.io-client would never reconnect).
+ */
+function joinLater(socket: RelaySocket, deps: RoomDeps): void {
+  socketMetrics.joined(deps.side, 'unavailable');
+  closeTransport(socket);
 }
 
 async function leave(socket: RelaySocket, data: unknown): Promise<void> {
@@ -78,6 +97,10 @@ async function leave(socket: RelaySocket, data: unknown): Promise<void> {
 async function join(socket: RelaySocket, data: unknown, deps: RoomDeps): Promise<void> {
   if (!socket.connected) return;
   const fields = await admitted(data, deps);
+  if (fields === UNAVAILABLE) {
+    joinLater(socket, deps);
+    return;
+  }
   if (fields === undefined) {
     socketMetrics.joined(deps.side, 'unauthorized');
     socket.disconnect(true);
@@ -92,10 +115,14 @@ async function join(socket: RelaySocket, data: unknown, deps: RoomDeps): Promise
   try {
     await deps.joins.consume(socket.data.ip);
   } catch (err) {
-    // Rejections are the budget's answer; a real error (there is an in-memory fallback) still refuses the join.
-    if (err instanceof Error) deps.log.warn('socket join limiter failed', errorFields(err));
-    socketMetrics.joined(deps.side, 'rate_limited');
-    socket.disconnect(true);
+    // Rejections are the budget's answer; an error (past its in-memory fallback) is Redis's, not the client's.
+    if (err instanceof Error) {
+      deps.log.warn('socket join limiter failed', errorFields(err));
+      joinLater(socket, deps);
+    } else {
+      socketMetrics.joined(deps.side, 'rate_limited');
+      socket.disconnect(true);
+    }
     return;
   }
   // A socket that disconnected while its join waited for Redis must not be added to a room it would never leave.

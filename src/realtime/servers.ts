@@ -14,6 +14,7 @@ import { waitReady } from '../redis/clients.js';
 import { settlesWithin } from '../role.js';
 import type { ActionStore } from '../store/action-store.js';
 import { adapterClients, shardedAdapter, type AdapterClients } from './adapter.js';
+import { Backlogs } from './backlog.js';
 import { ActionEmitter } from './emitter.js';
 import { Replay } from './replay.js';
 import { handleRooms } from './rooms.js';
@@ -47,6 +48,7 @@ export class Realtime {
   readonly emitter: ActionEmitter;
   private readonly clients: AdapterClients;
   private readonly cap: SocketCap;
+  private readonly backlogs: Backlogs;
   private readonly servers: RelayServer[] = [];
   private stopping = false;
 
@@ -54,6 +56,8 @@ export class Realtime {
     this.emitter = new ActionEmitter(deps.log);
     this.clients = adapterClients(deps.config.redis.topology);
     this.cap = new SocketCap(deps.config.socketsPerIp, deps.config.socketHandshakes.connectTimeoutMs);
+    const { perSocket, perPod } = deps.config.socketBacklog;
+    this.backlogs = new Backlogs(perSocket, perPod, deps.log);
   }
 
   /** Whether both paths serve sockets (readiness waits for it). */
@@ -97,14 +101,15 @@ export class Realtime {
       const io = this.socketServer(side);
       // Not the HTTP server itself: the front door checks requests and upgrades before they reach an engine.
       io.attach(front.sockets as unknown as HttpServer);
-      io.engine.on('connection', (connection: RelaySocket['conn']) =>
-        this.cap.track(this.ip(connection.request), connection),
-      );
+      io.engine.on('connection', (connection: RelaySocket['conn']) => this.cap.track(connection));
       const replays = Object.values(ACTION_TYPES).some((rule) => rule.side === side && rule.replay);
       const replay = replays ? new Replay(this.deps.store, this.deps.log) : undefined;
       io.on('connection', (socket: RelaySocket) => {
         this.cap.establish(socket.conn);
         socket.data.ip = this.ip(socket.request);
+        socket.data.side = side;
+        socket.data.backlogs = this.backlogs;
+        this.backlogs.watch(socket);
         socketMetrics.connected(side, 1);
         socket.once('disconnect', () => socketMetrics.connected(side, -1));
         handleRooms(socket, {
@@ -179,7 +184,7 @@ export class Realtime {
       cors: { origin: origins, methods: ['GET', 'POST'] },
       adapter: shardedAdapter(this.clients, this.deps.config.keyPrefix, side),
       allowRequest: (req, callback) => {
-        const allowed = this.cap.allows(this.ip(req));
+        const allowed = this.cap.admit(this.ip(req), req);
         if (!allowed) socketMetrics.refused(side);
         callback(allowed ? null : 'Too many sockets from this address', allowed);
       },
@@ -187,10 +192,11 @@ export class Realtime {
   }
 
   /**
-   * SIGTERM: closes every connection without a socket.io disconnect packet, so the clients see a transport
-   * close and reconnect (to another pod: this one refuses handshakes from now on). Bounded by `withinMs`.
+   * SIGTERM, first step: closes every connection without a socket.io disconnect packet, so the clients see a
+   * transport close and reconnect (to another pod: this one refuses handshakes from now on). Bounded by
+   * `withinMs`. The adapter stays connected: records the pod still acknowledges must reach other pods.
    */
-  async close(withinMs: number): Promise<void> {
+  async closeSockets(withinMs: number): Promise<void> {
     this.stopping = true;
     this.cap.refuseAll();
     const open = this.servers.reduce((sum, io) => sum + io.engine.clientsCount, 0);
@@ -202,7 +208,14 @@ export class Realtime {
     }
     const closed = remaining() === 0;
     this.deps.log.info('sockets closed', { sockets: open, allClosed: closed });
-    // QUIT waits behind the unsubscribes the closing rooms queued; with Redis away it would wait for good.
+  }
+
+  /**
+   * SIGTERM, last step, once the HTTP server stopped: the adapter's connections. The last answered POST's notice
+   * went out before (it is published on the turn of its answer, the server closes on a later one).
+   */
+  async closeAdapter(): Promise<void> {
+    // QUIT waits behind the notices and the unsubscribes queued before it; with Redis away it would wait for good.
     await settlesWithin(Promise.allSettled([this.clients.pub.quit(), this.clients.sub.quit()]), 1000);
     this.clients.pub.disconnect();
     this.clients.sub.disconnect();

@@ -1,5 +1,12 @@
 interface Connection {
+  /** The handshake's request (engine.io keeps the one its server was asked to allow). */
+  readonly request: object;
   once(event: 'close', listener: () => void): unknown;
+}
+
+interface Slot {
+  release(): void;
+  established: boolean;
 }
 
 /**
@@ -8,14 +15,16 @@ interface Connection {
  * address's count. A count shared through Redis would have to be decremented by the pod holding the socket and
  * would leak when a pod dies without doing so, locking addresses out until some expiry.
  *
- * A session holds its slot from the Engine.IO handshake. One that has not connected to a namespace within
- * `pendingMs` gives it back then: socket.io closes such a session at the same moment, but a polling session
- * without a pending poll only finishes closing ~30 s later, and 50 abandoned handshakes would lock every client
- * of the address out until then.
+ * A handshake takes its slot when it is allowed, before engine.io creates the session (that takes a turn of the
+ * event loop or more), so concurrent handshakes of one address never all see the same free slot. One that has not
+ * connected to a namespace within `pendingMs` gives it back then: socket.io closes such a session at the same
+ * moment, but a polling session without a pending poll only finishes closing ~30 s later, and 50 abandoned
+ * handshakes would lock every client of the address out until then. A handshake that fails after it was allowed
+ * never becomes a connection and gives its slot back the same way.
  */
 export class SocketCap {
   private readonly open = new Map<string, number>();
-  private readonly established = new WeakSet<Connection>();
+  private readonly slots = new WeakMap<object, Slot>();
   private refusing = false;
 
   constructor(
@@ -23,35 +32,41 @@ export class SocketCap {
     private readonly pendingMs: number,
   ) {}
 
-  /** Whether a new handshake from `ip` is accepted (never once the pod drains). */
-  allows(ip: string): boolean {
-    return !this.refusing && (this.open.get(ip) ?? 0) < this.max;
-  }
-
-  /** Counts an accepted connection until it closes, or until `pendingMs` if it never connects to a namespace. */
-  track(ip: string, connection: Connection): void {
-    this.open.set(ip, (this.open.get(ip) ?? 0) + 1);
+  /** Takes a slot of `ip` for this handshake request, or refuses it (always once the pod drains). */
+  admit(ip: string, request: object): boolean {
+    const count = this.open.get(ip) ?? 0;
+    if (this.refusing || count >= this.max) return false;
+    this.open.set(ip, count + 1);
     let held = true;
-    const release = () => {
-      if (!held) return;
-      held = false;
-      const left = (this.open.get(ip) ?? 1) - 1;
-      if (left > 0) this.open.set(ip, left);
-      else this.open.delete(ip);
+    const slot: Slot = {
+      established: false,
+      release: () => {
+        if (!held) return;
+        held = false;
+        clearTimeout(pending);
+        const left = (this.open.get(ip) ?? 1) - 1;
+        if (left > 0) this.open.set(ip, left);
+        else this.open.delete(ip);
+      },
     };
     const pending = setTimeout(() => {
-      if (!this.established.has(connection)) release();
+      if (!slot.established) slot.release();
     }, this.pendingMs);
     pending.unref();
-    connection.once('close', () => {
-      clearTimeout(pending);
-      release();
-    });
+    this.slots.set(request, slot);
+    return true;
+  }
+
+  /** The handshake became a connection: its slot is given back when it closes. */
+  track(connection: Connection): void {
+    const slot = this.slots.get(connection.request);
+    if (slot) connection.once('close', slot.release);
   }
 
   /** The connection reached a namespace: it keeps its slot until it closes. */
   establish(connection: Connection): void {
-    this.established.add(connection);
+    const slot = this.slots.get(connection.request);
+    if (slot) slot.established = true;
   }
 
   /** Refuses every later handshake: a draining pod sends its clients elsewhere. */

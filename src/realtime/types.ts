@@ -1,11 +1,17 @@
 import type { DefaultEventsMap, Server, Socket } from 'socket.io';
+import type { Side } from '../action-types.js';
+import type { Backlogs } from './backlog.js';
 
 /** What the relay keeps per socket. */
 export interface SocketData {
+  /** The path the socket is on. */
+  side: Side;
   /** The client address by the HTTP rule (TRUST_PROXY_HOPS; IPv6: its /64), for the per-IP join budget. */
   ip: string;
   /** Ids of the last action records sent to this connection: see deliveries.ts. */
   delivered?: Set<string>;
+  /** The pod's bound on what sockets hold unread: every event goes through it. */
+  backlogs: Backlogs;
 }
 
 export type RelayServer = Server<DefaultEventsMap, DefaultEventsMap, DefaultEventsMap, SocketData>;

@@ -24,6 +24,7 @@ export const credentialProperties = {
   witnessScript: {
     type: 'string',
     pattern: '^(?:[0-9a-fA-F]{2}){1,10000}$',
-    description: "hex of the pair's 2-of-2 script 52 21 <key A> 21 <key B> 52 ae, whose SHA-256 is wkIdentity's program",
+    description:
+      "hex of the pair's 2-of-2 script 52 21 <key A> 21 <key B> 52 ae, whose SHA-256 is wkIdentity's program",
   },
 } as const;

@@ -110,9 +110,16 @@ export interface ApiPod {
   stop(): Promise<void>;
 }
 
-export async function startApiPod(overrides: Record<string, string> = {}): Promise<ApiPod> {
+/** `nodeArgs`: options for node itself, e.g. a capped heap. */
+export async function startApiPod(
+  overrides: Record<string, string> = {},
+  nodeArgs: string[] = [],
+): Promise<ApiPod> {
   const port = await freePort();
-  const child = spawnNode(['src/main.ts'], testEnv({ RELAY_ROLE: 'api', PORT: String(port), ...overrides }));
+  const child = spawnNode(
+    [...nodeArgs, 'src/main.ts'],
+    testEnv({ RELAY_ROLE: 'api', PORT: String(port), ...overrides }),
+  );
   const url = `http://127.0.0.1:${port}`;
   servesProfile(url, (overrides.API_PROFILE ?? 'standard') as ApiProfile);
   try {

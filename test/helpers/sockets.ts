@@ -52,6 +52,19 @@ export function connectClient(
   return client;
 }
 
+/** `connectClient` for a test file: every client it made is closed after each test. */
+export function closedAfterEach(): typeof connectClient {
+  const made: TestClient[] = [];
+  afterEach(() => {
+    for (const client of made.splice(0)) client.close();
+  });
+  return (...args) => {
+    const client = connectClient(...args);
+    made.push(client);
+    return client;
+  };
+}
+
 /** `join` events fully handled (replay included) by every API of this process so far. */
 export async function joinsHandled(outcome = 'joined'): Promise<number> {
   const metric = await registry.getSingleMetric('relay_socket_joins_total')!.get();

@@ -1,0 +1,104 @@
+import type { Logger } from '../log.js';
+import { socketMetrics } from '../metrics.js';
+import { closeTransport } from './transport.js';
+import type { RelaySocket } from './types.js';
+
+/** What the backlog reads of an engine.io connection; engine.io's types keep these members private. */
+interface EngineConnection {
+  /** Packets waiting for the transport to take them (it takes none while its last send is unwritten). */
+  writeBuffer: { data?: unknown }[];
+  transport: EngineTransport;
+  on(event: 'upgrade', listener: (transport: EngineTransport) => void): unknown;
+}
+
+interface EngineTransport {
+  name: string;
+  /** The `ws` connection of the websocket transport: its bufferedAmount is what the kernel has not taken. */
+  socket?: { bufferedAmount: number };
+  on(event: 'ready', listener: () => void): unknown;
+}
+
+const sizeOf = (data: unknown) =>
+  typeof data === 'string' ? data.length : data instanceof Uint8Array ? data.byteLength : 0;
+
+/**
+ * What the pod holds for sockets that do not read (docs/api.md#socket-limits): bytes of events handed to a
+ * connection that the kernel has not taken yet — engine.io's write buffer and the WebSocket's unsent frames —
+ * per socket and over the pod. An event that would take a socket past `perSocket` disconnects it instead; one
+ * that would take the pod past `perPod` first disconnects the sockets holding the most. A disconnected socket
+ * sees its transport close, reconnects, and the key path's replay gives it the pending request.
+ *
+ * A socket's count is taken again after each send and whenever its transport has written everything it was
+ * given (`ready`), so the pod's sum follows the sockets without scanning them. An event sent to several sockets
+ * at once is one string and one frame in memory, counted for each of them: the counts bound memory from above.
+ */
+export class Backlogs {
+  private readonly held = new Map<RelaySocket, number>();
+  private podBytes = 0;
+
+  constructor(
+    private readonly perSocket: number,
+    private readonly perPod: number,
+    private readonly log: Logger,
+  ) {}
+
+  /** Counts a new socket's backlog until it disconnects. */
+  watch(socket: RelaySocket): void {
+    const conn = socket.conn as unknown as EngineConnection;
+    const written = () => this.sent(socket);
+    conn.transport.on('ready', written);
+    conn.on('upgrade', (transport) => transport.on('ready', written));
+    socket.once('disconnect', () => this.forget(socket));
+  }
+
+  /**
+   * Whether `bytes` more of event may be sent to the socket. When not, it is disconnected; so may be the sockets
+   * holding the most, to make room in the pod's bound. Call `sent` once the event went out.
+   */
+  admit(socket: RelaySocket, bytes: number): boolean {
+    if (!socket.connected) return false;
+    if (this.measure(socket) + bytes > this.perSocket) {
+      this.drop(socket, 'socket');
+      return false;
+    }
+    if (this.podBytes + bytes > this.perPod) this.shed(bytes);
+    return socket.connected;
+  }
+
+  /** The event went out to the socket: what it holds now. */
+  sent(socket: RelaySocket): void {
+    if (socket.connected) this.measure(socket);
+  }
+
+  /** Disconnects the sockets holding the most until `bytes` more fit in the pod's bound. */
+  private shed(bytes: number): void {
+    const largestFirst = [...this.held].sort((a, b) => b[1] - a[1]);
+    for (const [socket] of largestFirst) {
+      if (this.podBytes + bytes <= this.perPod) return;
+      this.drop(socket, 'pod');
+    }
+  }
+
+  private measure(socket: RelaySocket): number {
+    const conn = socket.conn as unknown as EngineConnection;
+    let bytes = conn.transport.name === 'websocket' ? (conn.transport.socket?.bufferedAmount ?? 0) : 0;
+    for (const packet of conn.writeBuffer) bytes += sizeOf(packet.data);
+    this.podBytes += bytes - (this.held.get(socket) ?? 0);
+    if (bytes > 0) this.held.set(socket, bytes);
+    else this.held.delete(socket);
+    return bytes;
+  }
+
+  private forget(socket: RelaySocket): void {
+    this.podBytes -= this.held.get(socket) ?? 0;
+    this.held.delete(socket);
+  }
+
+  private drop(socket: RelaySocket, bound: 'socket' | 'pod'): void {
+    const heldBytes = this.held.get(socket) ?? 0;
+    this.forget(socket);
+    socketMetrics.slowReader(socket.data.side);
+    this.log.warn('socket disconnected: not reading', { path: socket.data.side, bound, heldBytes });
+    closeTransport(socket);
+  }
+}
