@@ -1,7 +1,7 @@
 import type { RateLimiterRedis } from 'rate-limiter-flexible';
 import type { Side } from '../action-types.js';
 import type { AuthGate } from '../auth/gate.js';
-import { AppError } from '../http/errors.js';
+import { AppError, type ErrorCode } from '../http/errors.js';
 import { validator } from '../http/validate.js';
 import { errorFields, type Logger } from '../log.js';
 import { socketMetrics } from '../metrics.js';
@@ -40,8 +40,46 @@ export function handleRooms(socket: RelaySocket, deps: RoomDeps): void {
       .then(operation)
       .catch((err: unknown) => deps.log.error(`socket ${what} failed`, errorFields(err)));
   };
-  socket.on('join', (data: unknown) => inOrder(() => join(socket, data, deps), 'join'));
+  socket.on('join', (data: unknown, ack?: unknown) =>
+    inOrder(async () => answer(socket, await join(socket, data, deps), deps.side, ack), 'join'),
+  );
   socket.on('leave', (data: unknown) => inOrder(() => leave(socket, data), 'leave'));
+}
+
+/** What the client is told of its join (socket.io's acknowledgement, when it asked for one). */
+export type JoinAnswer = { ok: true } | { ok: false; code: ErrorCode };
+
+/**
+ * A refused join: the metric's outcome, the code the acknowledgement names (as HTTP would), and whether the
+ * client may come back (only the transport closes, so it reconnects and joins again) or is disconnected.
+ */
+interface Refused {
+  outcome: 'invalid' | 'unauthorized' | 'rate_limited' | 'too_many_rooms' | 'unavailable';
+  code: ErrorCode;
+}
+
+/** How long a refusal's acknowledgement may take to reach the client before the socket closes anyway. */
+const ACK_FLUSH_MS = 1000;
+
+/** Acknowledges the join, then, for a refusal, closes: the acknowledgement is written before the close. */
+function answer(socket: RelaySocket, refused: Refused | undefined, side: Side, ack: unknown): void {
+  if (refused === undefined) {
+    if (typeof ack === 'function') ack({ ok: true } satisfies JoinAnswer);
+    return;
+  }
+  socketMetrics.joined(side, refused.outcome);
+  if (!socket.connected) return;
+  const close = () => {
+    if (refused.outcome === 'unavailable') closeTransport(socket);
+    else socket.disconnect(true);
+  };
+  if (typeof ack !== 'function') return close();
+  ack({ ok: false, code: refused.code } satisfies JoinAnswer);
+  const timer = setTimeout(close, ACK_FLUSH_MS);
+  socket.conn.once('drain', () => {
+    clearTimeout(timer);
+    close();
+  });
 }
 
 function roomOf(data: unknown): string | undefined {
@@ -52,16 +90,13 @@ function roomOf(data: unknown): string | undefined {
   }
 }
 
-/** Redis could not say whether the join may go on: the client is to join again, not to be turned away. */
-const UNAVAILABLE = Symbol('unavailable');
-
 /**
- * The join's data as later steps see it (credential removed); undefined when the gate refused it, UNAVAILABLE
- * when Redis could not answer it (nonce, pin).
+ * The join's data as later steps see it (credential removed), or why the gate refused it (UNAVAILABLE: Redis
+ * could not answer it: nonce, pin).
  */
-async function admitted(data: unknown, deps: RoomDeps): Promise<unknown> {
+async function admitted(data: unknown, deps: RoomDeps): Promise<{ fields: unknown } | Refused> {
   // Not an object: nothing to check, and roomOf refuses it next.
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) return data;
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return { fields: data };
   try {
     const admitted = await deps.auth.admit({
       route: 'join',
@@ -70,11 +105,12 @@ async function admitted(data: unknown, deps: RoomDeps): Promise<unknown> {
       side: deps.side,
       log: deps.log,
     });
-    return admitted.body;
+    return { fields: admitted.body };
   } catch (err) {
     // Refusals are logged and counted by the gate; Redis failing reaches here raw or as a 503.
     const unavailable = err instanceof AppError ? err.code === 'UNAVAILABLE' : isRedisUnavailable(err);
-    return unavailable ? UNAVAILABLE : undefined;
+    if (unavailable) return UNAVAILABLE;
+    return { outcome: 'unauthorized', code: err instanceof AppError ? err.code : 'AUTH_INVALID' };
   }
 }
 
@@ -82,10 +118,7 @@ async function admitted(data: unknown, deps: RoomDeps): Promise<unknown> {
  * Redis failed while the join was handled: only the transport is closed, so the client reconnects and sends its
  * join again (after `io server disconnect` socket.io-client would never reconnect).
  */
-function joinLater(socket: RelaySocket, deps: RoomDeps): void {
-  socketMetrics.joined(deps.side, 'unavailable');
-  closeTransport(socket);
-}
+const UNAVAILABLE: Refused = { outcome: 'unavailable', code: 'UNAVAILABLE' };
 
 async function leave(socket: RelaySocket, data: unknown): Promise<void> {
   // A bad leave has nothing to undo; only a bad join is worth disconnecting for (docs/api.md#join-and-leave).
@@ -93,48 +126,33 @@ async function leave(socket: RelaySocket, data: unknown): Promise<void> {
   if (wkIdentity !== undefined) await socket.leave(wkIdentity);
 }
 
-/** Identity check, validation, join budget, rooms cap, join, replay: one step after the other. */
-async function join(socket: RelaySocket, data: unknown, deps: RoomDeps): Promise<void> {
-  if (!socket.connected) return;
-  const fields = await admitted(data, deps);
-  if (fields === UNAVAILABLE) {
-    joinLater(socket, deps);
-    return;
-  }
-  if (fields === undefined) {
-    socketMetrics.joined(deps.side, 'unauthorized');
-    socket.disconnect(true);
-    return;
-  }
-  const wkIdentity = roomOf(fields);
-  if (wkIdentity === undefined) {
-    socketMetrics.joined(deps.side, 'invalid');
-    socket.disconnect(true);
-    return;
-  }
+/**
+ * Identity check, validation, join budget, rooms cap, join, replay: one step after the other. Undefined once
+ * joined, else why not.
+ */
+async function join(socket: RelaySocket, data: unknown, deps: RoomDeps): Promise<Refused | undefined> {
+  if (!socket.connected) return undefined;
+  const checked = await admitted(data, deps);
+  if (!('fields' in checked)) return checked;
+  const wkIdentity = roomOf(checked.fields);
+  if (wkIdentity === undefined) return { outcome: 'invalid', code: 'INVALID_PARAMETER' };
   try {
     await deps.joins.consume(socket.data.ip);
   } catch (err) {
     // Rejections are the budget's answer; an error (past its in-memory fallback) is Redis's, not the client's.
-    if (err instanceof Error) {
-      deps.log.warn('socket join limiter failed', errorFields(err));
-      joinLater(socket, deps);
-    } else {
-      socketMetrics.joined(deps.side, 'rate_limited');
-      socket.disconnect(true);
-    }
-    return;
+    if (!(err instanceof Error)) return { outcome: 'rate_limited', code: 'RATE_LIMITED' };
+    deps.log.warn('socket join limiter failed', errorFields(err));
+    return UNAVAILABLE;
   }
   // A socket that disconnected while its join waited for Redis must not be added to a room it would never leave.
-  if (!socket.connected) return;
+  if (!socket.connected) return undefined;
   // socket.rooms holds the socket's own id besides the pair rooms.
   if (!socket.rooms.has(wkIdentity) && socket.rooms.size - 1 >= deps.roomsMax) {
-    socketMetrics.joined(deps.side, 'too_many_rooms');
-    socket.disconnect(true);
-    return;
+    return { outcome: 'too_many_rooms', code: 'RATE_LIMITED' };
   }
   await socket.join(wkIdentity);
   await deps.replay?.toSocket(socket, wkIdentity);
   // Counted once the join is fully handled, replay included.
   socketMetrics.joined(deps.side, 'joined');
+  return undefined;
 }

@@ -49,6 +49,8 @@ export interface SavedAction {
 export class ActionStore {
   private readonly limitedRead;
   private readonly replaceGuarded;
+  /** Per mailbox, the last save still in flight (see save). */
+  private readonly inOrder = new Map<string, Promise<void>>();
 
   constructor(
     private readonly redis: RedisClient,
@@ -75,7 +77,25 @@ export class ActionStore {
    * scale out, 8 µs more per write (docs/benchmarks.md). With REDIS_WAIT_REPLICAS the intent is replicated like
    * the record.
    */
-  async save(record: ActionRecord, announce: boolean, origin: WriteOrigin): Promise<SavedAction> {
+  save(record: ActionRecord, announce: boolean, origin: WriteOrigin): Promise<SavedAction> {
+    const key = this.keys.action(record.wkIdentity);
+    // A pair's saves resolve in the order they were sent to Redis (the order its mailbox took them), whatever
+    // each one's round trips: the events that follow them must not overtake each other.
+    const previous = this.inOrder.get(key);
+    const saved = this.write(record, announce, origin);
+    const result = previous ? Promise.all([saved, previous]).then(([done]) => done) : saved;
+    const settled = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.inOrder.set(key, settled);
+    void settled.then(() => {
+      if (this.inOrder.get(key) === settled) this.inOrder.delete(key);
+    });
+    return result;
+  }
+
+  private async write(record: ActionRecord, announce: boolean, origin: WriteOrigin): Promise<SavedAction> {
     const json = JSON.stringify(record);
     const key = this.keys.action(record.wkIdentity);
     const mark = this.keys.actionVerified(record.wkIdentity);
