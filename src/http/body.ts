@@ -70,7 +70,7 @@ function checkHeaders(ctx: RelayContext): string {
 
 /**
  * The decoded body bytes, at most `limitBytes` of them (counted after decompression, so a small gzip bomb is a
- * 413 too). raw-body and inflation are what koa-body reads with; they are used here without koa-body because
+ * 413 too); how many were read, refused or not, is kept in `ctx.state.bodyBytes`. raw-body and inflation are what koa-body reads with; they are used here without koa-body because
  * koa-body decodes the text itself, lossily (invalid UTF-8 becomes U+FFFD, so a payload would be stored
  * altered) and answered bad encodings with 500s. Here raw-body returns bytes only, and parseJsonObject refuses
  * what is not well-formed UTF-8. A client that goes away mid-body gets an INVALID_JSON nobody reads: no 500, no
@@ -84,13 +84,17 @@ async function readBody(ctx: RelayContext, limitBytes: number): Promise<Buffer> 
   // pipe() does not pass on an abort: without this the decoder would wait for more input forever.
   if (decoded) req.once('close', () => req.complete || source.destroy());
   try {
-    return await getRawBody(source, {
+    const bytes = await getRawBody(source, {
       limit: limitBytes,
       // Content-Length counts the encoded bytes; only an identity body can be refused before it is read.
       ...(decoded || ctx.request.length === undefined ? {} : { length: ctx.request.length }),
     });
+    ctx.state.bodyBytes = bytes.length;
+    return bytes;
   } catch (err) {
-    const { type, errno } = err as { type?: string; errno?: unknown };
+    const { type, errno, received } = err as { type?: string; errno?: unknown; received?: unknown };
+    // raw-body's own errors say how much it had read; a decoder's error ends what it could decode.
+    ctx.state.bodyBytes = typeof received === 'number' ? received : 0;
     if (type === 'entity.too.large') throw tooLarge(limitBytes);
     // zlib's errors carry a numeric errno; anything else is the request stream dying under us.
     if (decoded && typeof errno === 'number') {
@@ -107,6 +111,35 @@ async function readBody(ctx: RelayContext, limitBytes: number): Promise<Buffer> 
   }
 }
 
+/** Nesting deeper than any request's schema needs (the deepest is an object in an array in an object). */
+export const MAX_JSON_DEPTH = 8;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPENERS = new Set([0x5b, 0x7b]);
+const CLOSERS = new Set([0x5d, 0x7d]);
+
+/**
+ * Whether JSON text nests arrays and objects deeper than `max`: one pass counting brackets outside strings, so a
+ * deeply nested body is refused before JSON.parse builds it. No byte of a multi-byte UTF-8 character is ASCII,
+ * so none is taken for a quote or a bracket; malformed text is left for JSON.parse to refuse.
+ */
+function nestsDeeperThan(bytes: Buffer, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i]!;
+    if (inString) {
+      if (byte === BACKSLASH) i++;
+      else if (byte === QUOTE) inString = false;
+    } else if (byte === QUOTE) inString = true;
+    else if (OPENERS.has(byte)) {
+      if (++depth > max) return true;
+    } else if (CLOSERS.has(byte)) depth--;
+  }
+  return false;
+}
+
 /** JSON.parse defines `__proto__` as an own key; refusing it keeps it from ever reaching an Object.assign. */
 function refuseProto(key: string, value: unknown): unknown {
   if (key === '__proto__') throw notJson();
@@ -116,6 +149,8 @@ function refuseProto(key: string, value: unknown): unknown {
 /** Parses a body as one JSON object; the text is taken only from well-formed UTF-8, so nothing is altered. */
 export function parseJsonObject(bytes: Buffer): Record<string, unknown> {
   if (!isUtf8(bytes)) throw new AppError('INVALID_JSON', 'The request body is not valid UTF-8.');
+  if (nestsDeeperThan(bytes, MAX_JSON_DEPTH))
+    throw new AppError('INVALID_JSON', 'The request body is nested deeper than any request needs.');
   let parsed: unknown;
   try {
     parsed = JSON.parse(bytes.toString('utf8'), refuseProto);
@@ -127,15 +162,24 @@ export function parseJsonObject(bytes: Buffer): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
+/** Charges the bytes of a body read to the client (the write budget); throws to refuse the request. */
+export type BodyCharge = (ctx: RelayContext, bytes: number) => Promise<void>;
+
 /**
  * A route's JSON body: 415 unless UTF-8 `application/json` with a supported Content-Encoding, 413 over
  * `limitBytes` (against Content-Length before reading, and while reading), INVALID_JSON unless the body is one
- * JSON object in valid UTF-8 (an empty body included). The decoded size is kept in `ctx.state.bodyBytes`.
+ * JSON object in valid UTF-8 (an empty body included) nested at most MAX_JSON_DEPTH deep. The decoded size is
+ * kept in `ctx.state.bodyBytes`. `charge`, when given, is charged what was read before the body is parsed,
+ * whether it is then refused or not: its refusal (a 429) is the answer.
  */
-export function jsonBody(limitBytes = DEFAULT_BODY_LIMIT): Middleware<RelayState> {
+export function jsonBody(limitBytes = DEFAULT_BODY_LIMIT, charge?: BodyCharge): Middleware<RelayState> {
   return async (ctx, next) => {
-    const bytes = await readBody(ctx, limitBytes);
-    ctx.state.bodyBytes = bytes.length;
+    let bytes: Buffer;
+    try {
+      bytes = await readBody(ctx, limitBytes);
+    } finally {
+      await charge?.(ctx, ctx.state.bodyBytes ?? 0);
+    }
     ctx.request.body = parseJsonObject(bytes);
     await next();
   };

@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import { jsonBody, SYNC_BODY_LIMIT } from '../http/body.js';
+import { type BodyCharge, jsonBody, SYNC_BODY_LIMIT } from '../http/body.js';
 import { okJson, type RelayState } from '../http/context.js';
 import { AppError } from '../http/errors.js';
 import { validator } from '../http/validate.js';
@@ -39,15 +39,15 @@ function toRecord(body: SyncRecord): SyncRecord {
 }
 
 /**
- * `writeBudget` charges each POST's body to the client's byte budget (see http/rate-limit.ts); `signed` checks
- * and removes an identity signature (see http/auth.ts).
+ * `writeBudget` charges each POST's body, refused or not, to the client's byte budget (see http/rate-limit.ts);
+ * `signed` checks and removes an identity signature (see http/auth.ts).
  */
 export function syncRoutes(
   router: Router<RelayState>,
   store: SyncStore,
-  guards: { writeBudget: Middleware<RelayState>; signed: Middleware<RelayState> },
+  guards: { writeBudget: BodyCharge; signed: Middleware<RelayState> },
 ): void {
-  router.post('/v1/sync', jsonBody(SYNC_BODY_LIMIT), guards.writeBudget, guards.signed, async (ctx) => {
+  router.post('/v1/sync', jsonBody(SYNC_BODY_LIMIT, guards.writeBudget), guards.signed, async (ctx) => {
     const record = toRecord(parseBody(ctx.request.body));
     okJson(ctx, await store.save(record));
   });
