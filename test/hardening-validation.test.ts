@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import { expect } from 'chai';
-import { ACTION_BODY_LIMIT, MAX_JSON_DEPTH } from '../src/http/body.js';
+import { ACTION_BODY_LIMIT, JSON_LIMITS } from '../src/http/body.js';
 import { listen } from '../src/listen.js';
 import { captureConsole, createLogger, LIBRARY_LINES_FOLLOWED } from '../src/log.js';
 import { errorBody, get, post, startTestApi, type TestApi } from './helpers/api.js';
@@ -84,12 +84,12 @@ describe('HTTP hardening: validation and parsing cost', () => {
     });
   });
 
-  describe('nesting deeper than any request needs is refused before parsing', () => {
-    it(`${MAX_JSON_DEPTH} deep is parsed (the unknown field dropped); one more is 400 INVALID_JSON`, async () => {
-      const fits = await post(api.url, '/v1/action', nested(MAX_JSON_DEPTH - 1));
+  describe('a shape no request needs (nesting, fields, values) is refused before parsing', () => {
+    it(`${JSON_LIMITS.depth} deep is parsed (the unknown field dropped); one more is 400 INVALID_JSON`, async () => {
+      const fits = await post(api.url, '/v1/action', nested(JSON_LIMITS.depth - 1));
       expect(fits.status).to.equal(200);
       expect(JSON.parse((await redis().get('relay:action:pair-1'))!)).to.not.have.property('extra');
-      const deeper = await post(api.url, '/v1/action', nested(MAX_JSON_DEPTH));
+      const deeper = await post(api.url, '/v1/action', nested(JSON_LIMITS.depth));
       expect(deeper.body).to.deep.equal(
         errorBody(deeper, 'INVALID_JSON', 'The request body is nested deeper than any request needs.'),
       );
@@ -111,6 +111,58 @@ describe('HTTP hardening: validation and parsing cost', () => {
       expect(res.body).to.deep.equal(
         errorBody(res, 'INVALID_JSON', 'The request body is nested deeper than any request needs.'),
       );
+    });
+
+    it(`an object of ${JSON_LIMITS.fields} fields is parsed; one more is 400 INVALID_JSON, at once even at 2 MiB`, async () => {
+      const withFields = (count: number) =>
+        JSON.stringify({
+          ...action,
+          extra: Object.fromEntries(Array.from({ length: count }, (_, i) => [`k${i}`, 0])),
+        });
+      expect((await post(api.url, '/v1/action', withFields(JSON_LIMITS.fields))).status).to.equal(200);
+      const wide = await post(api.url, '/v1/action', withFields(JSON_LIMITS.fields + 1));
+      expect(wide.body).to.deep.equal(
+        errorBody(
+          wide,
+          'INVALID_JSON',
+          'The request body has an object with more fields than any request needs.',
+        ),
+      );
+      const keys = `{${Array.from({ length: 150_000 }, (_, i) => `"k${i}":0`).join(',')}}`;
+      const started = performance.now();
+      const res = await post(api.url, '/v1/action', keys);
+      expect(performance.now() - started).to.be.below(MOMENT_MS);
+      expect(res.body.error.code).to.equal('INVALID_JSON');
+    });
+
+    it(`the largest valid action (10,000 utxos of every field) is stored; more than ${JSON_LIMITS.values} values are 400`, async () => {
+      const utxo = {
+        txid: 'ab',
+        vout: 1,
+        scriptPubKey: 'ab',
+        satoshis: '5',
+        confirmations: 1,
+        coinbase: false,
+      };
+      const largest = { ...action, utxos: Array.from({ length: 10_000 }, () => utxo) };
+      expect((await post(api.url, '/v1/action', largest)).status).to.equal(200);
+      const values = `{"a":[${Array.from({ length: JSON_LIMITS.values + 1 }, () => '0').join(',')}]}`;
+      const many = await post(api.url, '/v1/action', values);
+      expect(many.body).to.deep.equal(
+        errorBody(many, 'INVALID_JSON', 'The request body has more values than any request needs.'),
+      );
+    });
+
+    it('a __proto__ key at any depth is INVALID_JSON', async () => {
+      for (const body of [
+        '{"__proto__":{"x":1}}',
+        `{"chain":"btc","utxos":[{"txid":"ab","\\u005f_proto__":{}}]}`,
+      ]) {
+        const res = await post(api.url, '/v1/action', body);
+        expect(res.body, body).to.deep.equal(
+          errorBody(res, 'INVALID_JSON', 'The request body is not valid JSON.'),
+        );
+      }
     });
   });
 });
