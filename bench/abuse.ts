@@ -1,16 +1,21 @@
 /**
- * Two abuse scenarios from one client address, measured against a relay child (not asserted by `npm test`):
+ * Abuse scenarios from one client address, measured against a relay child (not asserted by `npm test`):
  *
  * - **never-reading flood**: `--flood-connections` connections (300) each pipeline 8 `GET /v1/action/{id}` of a
  *   1 MB record and never read; meanwhile a probe client reads a small record every 100 ms. Reports the probe's
  *   p50/p99/max latency, the relay's peak RSS and how many flood connections the relay closed.
  * - **socket handshakes**: 50 polling handshakes never followed up, then how long until a new handshake from
  *   the address is accepted; and how many WebSocket handshakes (101) one address gets through in 10 s.
+ * - **refusals**: bodies cheap to send and once expensive to refuse (an action with 10,000 and 20,000 utxos whose
+ *   `vout` and `satoshis` are malformed; 2 MiB of nested arrays; 2 MiB of unknown keys; the most unknown keys the
+ *   shape limits let through), `--refusals` (3) of each in turn; how long each took to be refused, and the
+ *   slowest `/healthz` of a probe on another address meanwhile.
  *
  *   npx tsx bench/abuse.ts [--seconds 30] [--flood-connections 300] [--root <checkout to run the relay from>]
  *
- * `--scenarios flood,handshakes,reconnects` picks some. `--root` runs another checkout's relay (its `src/main.ts`, through tsx) for before/after figures, e.g. a
- * `git archive` of an older commit with this checkout's node_modules linked in.
+ * `--scenarios flood,handshakes,reconnects,refusals` picks some. `--root` runs another checkout's relay (its
+ * `src/main.ts`, through tsx) for before/after figures, e.g. a `git archive` of an older commit with this
+ * checkout's node_modules linked in.
  */
 import { Agent, get, type AgentOptions } from 'node:http';
 import { connect, type Socket } from 'node:net';
@@ -25,7 +30,8 @@ const { values: args } = parseArgs({
     seconds: { type: 'string', default: '30' },
     'flood-connections': { type: 'string', default: '300' },
     root: { type: 'string', default: ROOT },
-    scenarios: { type: 'string', default: 'flood,handshakes,reconnects' },
+    scenarios: { type: 'string', default: 'flood,handshakes,reconnects,refusals' },
+    refusals: { type: 'string', default: '3' },
   },
 });
 const extraEnv = Object.fromEntries(
@@ -189,12 +195,68 @@ async function reconnects(relay: Child): Promise<void> {
   );
 }
 
+/** An action whose `count` utxos all have a malformed vout and satoshis. */
+function badUtxos(count: number): string {
+  const utxos = Array.from({ length: count }, (_, i) => ({ txid: 'ab', vout: `v${i}`, satoshis: 's' }));
+  return JSON.stringify({ chain: 'btc', wkIdentity: 'bad-pair', action: 'txid', payload: 'ab', utxos });
+}
+
+async function refusals(relay: Child): Promise<void> {
+  const depth = 1024 * 1024 - 4;
+  const wide = `{${Array.from({ length: 1000 }, (_, i) => `"k${i}":0`).join(',')}}`;
+  const bodies: [string, string][] = [
+    ['10,000 bad utxos', badUtxos(10_000)],
+    ['20,000 bad utxos', badUtxos(20_000)],
+    ['2 MiB of nested arrays', `{"a":${'['.repeat(depth)}${']'.repeat(depth)}}`],
+    ['2 MiB of unknown keys', `{${Array.from({ length: 150_000 }, (_, i) => `"k${i}":0`).join(',')}}`],
+    ['99 objects of 1,000 unknown keys', `{"a":[${Array.from({ length: 99 }, () => wide).join(',')}]}`],
+  ];
+  const agent = new Agent({ keepAlive: true, localAddress: '127.0.0.2' } as AgentOptions);
+  let probing = true;
+  let slowestProbe = 0;
+  const probe = (async () => {
+    while (probing) {
+      const started = performance.now();
+      await new Promise<void>((resolve) => {
+        const req = get(`${relay.url}/healthz`, { agent }, (res) => res.resume().once('end', resolve));
+        req.once('error', () => resolve());
+      });
+      slowestProbe = Math.max(slowestProbe, performance.now() - started);
+      await sleep(50);
+    }
+  })();
+  for (const [name, body] of bodies) {
+    const times: number[] = [];
+    let status = 0;
+    for (let i = 0; i < Number(args.refusals); i++) {
+      const started = performance.now();
+      const res = await fetch(`${relay.url}/v1/action`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+      await res.arrayBuffer();
+      status = res.status;
+      times.push(performance.now() - started);
+    }
+    times.sort((a, b) => a - b);
+    out(
+      `refusal of ${name} (${round(Buffer.byteLength(body) / 1024)} KiB): ${status}, ` +
+        `median ${round(percentile(times, 50))} ms, max ${round(times.at(-1)!)} ms over ${times.length}`,
+    );
+  }
+  probing = false;
+  await probe;
+  agent.destroy();
+  out(`  slowest /healthz of a probe on another address meanwhile: ${round(slowestProbe)} ms`);
+}
+
 async function main(): Promise<void> {
   const redis = await startPrivateRedis();
   const admin = new Redis(redis.url);
   out(`relay from ${args.root}`);
   try {
-    const all = { flood, handshakes, reconnects };
+    const all = { flood, handshakes, reconnects, refusals };
     for (const name of args.scenarios.split(',') as (keyof typeof all)[]) {
       const scenario = all[name];
       await admin.flushall();

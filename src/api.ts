@@ -2,7 +2,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import { addActionTypes } from './action-types.js';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
-import { answerClientErrors } from './http/client-errors.js';
+import { answerClientErrors, clientGone } from './http/client-errors.js';
 import { FrontDoor, RelayResponse } from './http/front-door.js';
 import { listen } from './listen.js';
 import { errorFields, type Logger } from './log.js';
@@ -54,7 +54,11 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
         (await Promise.all([redisServes(redis), redisServes(bulkRedis)])).every(Boolean),
     },
   });
-  app.on('error', (err: unknown) => log.error('koa error', errorFields(err)));
+  app.on('error', (err: unknown) => {
+    const code = (err as { code?: unknown } | null)?.code;
+    if (clientGone(code)) log.debug('client went away', { code });
+    else log.error('koa error', errorFields(err));
+  });
 
   const server = createServer({
     // Node enforces requestTimeout only when it checks connections; check often enough to honour it.
@@ -69,7 +73,7 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
   answerClientErrors(server, log);
   // Longer than common load balancers' idle timeout (60 s), so they close first and never reuse a dead socket.
   server.keepAliveTimeout = 65_000;
-  const url = await listen(server, config.port, config.host, 'PORT', config.httpBacklog);
+  const url = await listen(server, config.port, config.host, 'PORT', log, config.httpBacklog);
   log.info('api listening', { host: config.host, port: Number(new URL(url).port) });
   // In the background: with Redis away at start-up, the REST API answers (503s) meanwhile.
   void realtime

@@ -9,7 +9,8 @@ interface Ongoing {
 /**
  * Conditions that recur while they last (a provider failing at every refresh, Redis refusing every reconnect):
  * one line when a condition starts, one when it ends, and while it lasts one summary per `summaryMs` with how
- * often it recurred, instead of a line per occurrence.
+ * often it recurred, instead of a line per occurrence. At most `capacity` conditions are followed at once: a
+ * new one past that forgets the oldest, which starts again (with its first line) should it recur.
  */
 export class ConditionLog {
   private readonly ongoing = new Map<string, Ongoing>();
@@ -17,6 +18,7 @@ export class ConditionLog {
   constructor(
     private readonly log: Logger,
     private readonly summaryMs: number,
+    private readonly capacity = Number.POSITIVE_INFINITY,
   ) {}
 
   /**
@@ -28,6 +30,8 @@ export class ConditionLog {
     const now = Date.now();
     const state = this.ongoing.get(key);
     if (!state) {
+      // A Map iterates in insertion order: its first key is the oldest condition.
+      if (this.ongoing.size >= this.capacity) this.ongoing.delete(this.ongoing.keys().next().value!);
       this.ongoing.set(key, { since: now, occurrences: 1, lastLogged: now });
       return true;
     }

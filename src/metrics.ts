@@ -313,7 +313,7 @@ export async function startMetricsServer(config: Config, log: Logger): Promise<M
   const server = createServer((req, res) => void answer(req, res, log));
   server.requestTimeout = 10_000;
   // Announced by main once every listener is up: a busy port must fail before anything says "listening".
-  const url = await listen(server, config.metricsPort, config.host, 'METRICS_PORT');
+  const url = await listen(server, config.metricsPort, config.host, 'METRICS_PORT', log);
   return {
     url,
     async stop() {

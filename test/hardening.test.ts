@@ -406,6 +406,94 @@ describe('HTTP hardening', () => {
     });
   });
 
+  describe('bodies cut off by a malformed chunk or by time, and CONNECT: answered, not dropped', () => {
+    const head =
+      'POST /v1/action HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n';
+    const body = JSON.stringify(action);
+    const size = body.length.toString(16);
+    for (const [name, chunks] of [
+      ['a chunk size that is not hex', `zz\r\n${body}\r\n0\r\n\r\n`],
+      ['a chunk size too large for any number', `fffffffffffffffffff\r\n${body}\r\n0\r\n\r\n`],
+      ['a negative chunk size', `-${size}\r\n${body}\r\n0\r\n\r\n`],
+      ['chunk data without its CRLF', `${size}\r\n${body}XX0\r\n\r\n`],
+      ['a chunk size line ending in CR alone', `${size}\r${body}\r\n0\r\n\r\n`],
+      ['a chunk extension over 16 KiB', `${size};ext=${'e'.repeat(20_000)}\r\n${body}\r\n0\r\n\r\n`],
+      ['a malformed trailer', `${size}\r\n${body}\r\n0\r\nBad Trailer: x\r\n\r\n`],
+    ] as const) {
+      it(`${name} → 400, nothing written`, async () => {
+        const requestId = `chunk-${name.replaceAll(' ', '-')}`;
+        const reply = await rawExchange(api.url, `${head}X-Request-Id: ${requestId}\r\n\r\n${chunks}`);
+        expectRawEnvelope(
+          reply,
+          400,
+          'BAD_REQUEST',
+          "The request body's chunked encoding is malformed.",
+          requestId,
+        );
+        // The app, which was reading the body, is done with the request too.
+        await waitFor('the access log line', () =>
+          api.logs.find((line) => line.requestId === requestId && line.msg === 'request'),
+        );
+        expect(await redis().keys('relay:action:*')).to.deep.equal([]);
+      });
+    }
+
+    it('CONNECT → 400 in the envelope', async () => {
+      const { replies, closed } = await rawReplies(
+        api.url,
+        'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nX-Request-Id: connect-1\r\n\r\n',
+      );
+      expect(replies).to.have.length(1);
+      expectRawEnvelope(replies[0]!, 400, 'BAD_REQUEST', 'CONNECT is not supported.', 'connect-1');
+      expect(closed).to.equal(true);
+    });
+
+    it('bodies that never finish → 408 each, with the request id the app gave them; nothing written', async () => {
+      // Enough answer slots that every request is admitted and reading its body when time runs out.
+      const slow = await startTestApi({ HTTP_REQUEST_TIMEOUT_MS: '300', HTTP_ANSWERS_PER_IP: '20' });
+      try {
+        const partial = `POST /v1/action HTTP/1.1\r\nHost: x\r\nX-Request-Id: slow-body\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`;
+        const replies = await Promise.all(Array.from({ length: 20 }, () => rawExchange(slow.url, partial)));
+        for (const reply of replies)
+          expectRawEnvelope(
+            reply,
+            408,
+            'REQUEST_TIMEOUT',
+            'The request took too long to arrive.',
+            'slow-body',
+          );
+        await waitFor('every access log line', () =>
+          slow.logs.filter((line) => line.requestId === 'slow-body' && line.msg === 'request').length === 20
+            ? true
+            : undefined,
+        );
+        expect(await redis().keys('relay:action:*')).to.deep.equal([]);
+      } finally {
+        await slow.stop();
+      }
+    });
+
+    it('a client resetting its connection mid-request is a debug line, not an error', async () => {
+      const seen = api.logs.length;
+      for (let i = 0; i < 5; i++) {
+        const socket = await openSocket(api.url);
+        socket.on('error', () => {});
+        socket.write(
+          `POST /v1/action HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: ${body.length}\r\n\r\n`,
+        );
+        // "100 Continue": the request is in the app's hands, reading its body, when the client resets.
+        await new Promise((resolve) => socket.once('data', resolve));
+        socket.resetAndDestroy();
+      }
+      const gone = await waitFor('the five resets to be logged', () => {
+        const lines = api.logs.slice(seen).filter((line) => line.msg === 'client went away');
+        return lines.length === 5 ? lines : undefined;
+      });
+      for (const line of gone) expect(line).to.include({ level: 'debug', code: 'ECONNRESET' });
+      expect(api.logs.slice(seen).filter((line) => line.level === 'error')).to.deep.equal([]);
+    });
+  });
+
   describe('Upgrade offers on REST paths', () => {
     const services = { success: true, data: { onramp: true, offramp: true, swap: true } };
     const h2c =
@@ -508,6 +596,27 @@ describe('HTTP hardening', () => {
       expect(await redis().exists('relay:sync:w2')).to.equal(0);
     });
 
+    it('every body read spends it, refused or not; once spent, a valid write is 429 and nothing is written', async () => {
+      const deep = `{"a":${'['.repeat(500_000)}${']'.repeat(500_000)}}`;
+      const broken = `{"payload":"${'x'.repeat(600_000)}`;
+      const invalid = JSON.stringify({ ...action, chain: 'bad chain', payload: 'a'.repeat(100_000) });
+      expect((await post(small.url, '/v1/action', deep)).body.error.code).to.equal('INVALID_JSON');
+      expect((await post(small.url, '/v1/sync', broken)).body.error.code).to.equal('INVALID_JSON');
+      expect((await post(small.url, '/v1/action', invalid)).body.error.code).to.equal('INVALID_PARAMETER');
+      const spent = [deep, broken, invalid].reduce((sum, body) => sum + Buffer.byteLength(body), 0);
+      expect(Number(await redis().get('relay:rl:bytes:127.0.0.1'))).to.equal(spent);
+      // What is left is less than this write.
+      const write = { ...action, payload: 'a'.repeat(budget - spent + 1) };
+      const over = await post(small.url, '/v1/action', write);
+      expect(over.status).to.equal(429);
+      expect(over.body).to.deep.equal(
+        errorBody(over, 'RATE_LIMITED', 'Too many bytes written from this address; retry later.'),
+      );
+      expect(await redis().keys('relay:action:*')).to.deep.equal([]);
+      // A refused body, too, is refused 429 once the budget is spent.
+      const refusedToo = await post(small.url, '/v1/action', deep);
+      expect(refusedToo.status).to.equal(429);
+    });
     it('reads cost nothing from it', async () => {
       await post(small.url, '/v1/action', action);
       const before = await redis().get('relay:rl:bytes:127.0.0.1');

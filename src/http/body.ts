@@ -75,11 +75,11 @@ function checkHeaders(ctx: RelayContext, types: readonly string[]): string {
 
 /**
  * The decoded body bytes, at most `limitBytes` of them (counted after decompression, so a small gzip bomb is a
- * 413 too). raw-body and inflation are what koa-body reads with; they are used here without koa-body because
- * koa-body decodes the text itself, lossily (invalid UTF-8 becomes U+FFFD, so a payload would be stored
- * altered) and answered bad encodings with 500s. Here raw-body returns bytes only, and parseJsonObject refuses
- * what is not well-formed UTF-8. A client that goes away mid-body gets an INVALID_JSON nobody reads: no 500, no
- * stack in the log.
+ * 413 too); how many were read, refused or not, is kept in `ctx.state.bodyBytes`. raw-body and inflation are
+ * what koa-body reads with; they are used here without koa-body because koa-body decodes the text itself,
+ * lossily (invalid UTF-8 becomes U+FFFD, so a payload would be stored altered) and answered bad encodings with
+ * 500s. Here raw-body returns bytes only, and parseJsonObject refuses what is not well-formed UTF-8. A client
+ * that goes away mid-body gets an INVALID_JSON nobody reads: no 500, no stack in the log.
  */
 async function readBody(ctx: RelayContext, limitBytes: number, types = JSON_ONLY): Promise<Buffer> {
   const coding = checkHeaders(ctx, types);
@@ -89,13 +89,17 @@ async function readBody(ctx: RelayContext, limitBytes: number, types = JSON_ONLY
   // pipe() does not pass on an abort: without this the decoder would wait for more input forever.
   if (decoded) req.once('close', () => req.complete || source.destroy());
   try {
-    return await getRawBody(source, {
+    const bytes = await getRawBody(source, {
       limit: limitBytes,
       // Content-Length counts the encoded bytes; only an identity body can be refused before it is read.
       ...(decoded || ctx.request.length === undefined ? {} : { length: ctx.request.length }),
     });
+    ctx.state.bodyBytes = bytes.length;
+    return bytes;
   } catch (err) {
-    const { type, errno } = err as { type?: string; errno?: unknown };
+    const { type, errno, received } = err as { type?: string; errno?: unknown; received?: unknown };
+    // raw-body's own errors say how much it had read; a decoder's error ends what it could decode.
+    ctx.state.bodyBytes = typeof received === 'number' ? received : 0;
     if (type === 'entity.too.large') throw tooLarge(limitBytes);
     // zlib's errors carry a numeric errno; anything else is the request stream dying under us.
     if (decoded && typeof errno === 'number') {
@@ -112,35 +116,95 @@ async function readBody(ctx: RelayContext, limitBytes: number, types = JSON_ONLY
   }
 }
 
-/** JSON.parse defines `__proto__` as an own key; refusing it keeps it from ever reaching an Object.assign. */
-function refuseProto(key: string, value: unknown): unknown {
-  if (key === '__proto__') throw notJson();
-  return value;
+/**
+ * The shape of a body, bounded far above what any request's schema allows (the deepest nests an object in an
+ * array in an object; the widest object has a few dozen fields; the longest array, an action's 10,000 utxos of
+ * 6 fields, makes about 70,000 values), so that a body no request needs is refused before JSON.parse builds it.
+ */
+export const JSON_LIMITS = { depth: 8, fields: 1000, values: 100_000 } as const;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const OPEN_OBJECT = 0x7b;
+const OPEN_ARRAY = 0x5b;
+const CLOSERS = new Set([0x5d, 0x7d]);
+
+/**
+ * What makes JSON text exceed JSON_LIMITS, if anything: one pass counting brackets and commas outside strings.
+ * No byte of a multi-byte UTF-8 character is ASCII, so none is taken for a quote, a bracket or a comma;
+ * malformed text is left for JSON.parse to refuse.
+ */
+function overLimits(bytes: Buffer): string | undefined {
+  // Per open array or object: its fields so far (objects), or -1 (arrays, whose length only `values` bounds).
+  const open: number[] = [];
+  // Commas separate values: as many as the body's values, less one per array and object.
+  let commas = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i]!;
+    if (inString) {
+      if (byte === BACKSLASH) i++;
+      else if (byte === QUOTE) inString = false;
+    } else if (byte === QUOTE) inString = true;
+    else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
+      if (open.length === JSON_LIMITS.depth) return 'is nested deeper than any request needs';
+      open.push(byte === OPEN_OBJECT ? 1 : -1);
+    } else if (CLOSERS.has(byte)) open.pop();
+    else if (byte === COMMA) {
+      if (++commas >= JSON_LIMITS.values) return 'has more values than any request needs';
+      const fields = open[open.length - 1];
+      if (fields !== undefined && fields >= 0) {
+        if (fields === JSON_LIMITS.fields) return 'has an object with more fields than any request needs';
+        open[open.length - 1] = fields + 1;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Whether a parsed value holds an object with an own `__proto__` key (JSON.parse defines it as one). */
+function hasProtoKey(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (Array.isArray(value)) return value.some(hasProtoKey);
+  return Object.hasOwn(value, '__proto__') || Object.values(value).some(hasProtoKey);
 }
 
 /** Parses a body as one JSON object; the text is taken only from well-formed UTF-8, so nothing is altered. */
 export function parseJsonObject(bytes: Buffer): Record<string, unknown> {
   if (!isUtf8(bytes)) throw notUtf8();
+  const over = overLimits(bytes);
+  if (over) throw new AppError('INVALID_JSON', `The request body ${over}.`);
   let parsed: unknown;
   try {
-    parsed = JSON.parse(bytes.toString('utf8'), refuseProto);
-  } catch (err) {
-    if (err instanceof AppError) throw err;
+    parsed = JSON.parse(bytes.toString('utf8'));
+  } catch {
     throw notJson();
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw notObject();
+  // Refused, so that `__proto__` never reaches an Object.assign.
+  if (hasProtoKey(parsed)) throw notJson();
   return parsed as Record<string, unknown>;
 }
+
+/** Charges the bytes of a body read to the client (the write budget); throws to refuse the request. */
+export type BodyCharge = (ctx: RelayContext, bytes: number) => Promise<void>;
 
 /**
  * A route's JSON body: 415 unless UTF-8 `application/json` with a supported Content-Encoding, 413 over
  * `limitBytes` (against Content-Length before reading, and while reading), INVALID_JSON unless the body is one
- * JSON object in valid UTF-8 (an empty body included). The decoded size is kept in `ctx.state.bodyBytes`.
+ * JSON object in valid UTF-8 (an empty body included) within JSON_LIMITS. The decoded size is
+ * kept in `ctx.state.bodyBytes`. `charge`, when given, is charged what was read before the body is parsed,
+ * whether it is then refused or not: its refusal (a 429) is the answer.
  */
-export function jsonBody(limitBytes = DEFAULT_BODY_LIMIT): Middleware<RelayState> {
+export function jsonBody(limitBytes = DEFAULT_BODY_LIMIT, charge?: BodyCharge): Middleware<RelayState> {
   return async (ctx, next) => {
-    const bytes = await readBody(ctx, limitBytes);
-    ctx.state.bodyBytes = bytes.length;
+    let bytes: Buffer;
+    try {
+      bytes = await readBody(ctx, limitBytes);
+    } finally {
+      await charge?.(ctx, ctx.state.bodyBytes ?? 0);
+    }
     ctx.request.body = parseJsonObject(bytes);
     await next();
   };
@@ -184,7 +248,6 @@ export function parametersBody(limitBytes: number, queryString: boolean): Middle
   if (!queryString) return jsonBody(limitBytes);
   return async (ctx, next) => {
     const bytes = await readBody(ctx, limitBytes, QUERY_STRING_TYPES);
-    ctx.state.bodyBytes = bytes.length;
     const type = ctx.request.type.trim().toLowerCase();
     if (type === 'application/json') ctx.request.body = parseJsonObject(bytes);
     else if (!isUtf8(bytes)) throw notUtf8();

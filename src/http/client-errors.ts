@@ -6,19 +6,25 @@ import { envelope } from './error-envelope.js';
 import { AppError } from './errors.js';
 import { requestIdFrom } from './request-id.js';
 
-/** What Node's parser failed on, as the one error type; undefined when no answer can help (the peer is gone). */
-function toAppError(code: string | undefined): AppError | undefined {
+/** Whether an error's code says the client closed or reset the connection: its business, not the relay's. */
+export function clientGone(code: unknown): boolean {
+  return code === 'ECONNRESET' || code === 'EPIPE';
+}
+
+/**
+ * What Node's parser failed on, as the one error type; undefined when no answer can help (the peer is gone).
+ * `inBody`: it failed while a request's body was arriving, which only its chunked framing can make malformed.
+ */
+function toAppError(code: string | undefined, inBody: boolean): AppError | undefined {
+  // A client that ends its side mid-body has given up on its request.
+  if (clientGone(code) || (inBody && code === 'HPE_INVALID_EOF_STATE')) return undefined;
   switch (code) {
-    case 'ECONNRESET':
-    case 'EPIPE':
-      return undefined;
-    case 'HPE_HEADER_OVERFLOW':
-      return new AppError('HEADERS_TOO_LARGE', 'The request headers are too large.');
-    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
-      return new AppError('PAYLOAD_TOO_LARGE', 'The request body is larger than this endpoint accepts.');
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return new AppError('REQUEST_TIMEOUT', 'The request took too long to arrive.');
     default:
+      if (inBody) return new AppError('BAD_REQUEST', "The request body's chunked encoding is malformed.");
+      if (code === 'HPE_HEADER_OVERFLOW')
+        return new AppError('HEADERS_TOO_LARGE', 'The request headers are too large.');
       return new AppError('BAD_REQUEST', 'The request line or headers are malformed.');
   }
 }
@@ -69,7 +75,7 @@ export function writeRefusal(res: ServerResponse, err: AppError, requestId?: str
  * finishes. Gives up (destroying nothing itself) if the connection closes first.
  */
 function afterOwedAnswers(socket: Duplex, then: () => void): void {
-  const current = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
+  const current = currentResponse(socket);
   if (socket.destroyed) return;
   if (!current) {
     then();
@@ -81,17 +87,30 @@ function afterOwedAnswers(socket: Duplex, then: () => void): void {
   else current.once('finish', again).once('close', again);
 }
 
-/**
- * Whether the error cut a request off mid-body (the client went away, or sent garbage as its body) while the
- * app is still reading it: that request will never complete, so neither will its answer; destroying the
- * connection tells the app it was aborted. An answer already written for it (the front door's refusal of a
- * framing it cannot read) is still sent.
- */
-function abandonsIncompleteRequest(socket: Duplex): boolean {
+/** The request whose body was arriving on the connection when it failed, if any. */
+function requestInBody(socket: Duplex): IncomingMessage | undefined {
   const incoming = (socket as { parser?: { incoming?: IncomingMessage | null } }).parser?.incoming;
-  if (!incoming || incoming.complete) return false;
-  const current = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
-  return !(current?.req === incoming && current.writableEnded);
+  return incoming && !incoming.complete ? incoming : undefined;
+}
+
+/** The response Node is writing on the connection now (the others wait behind it). */
+function currentResponse(socket: Duplex): ServerResponse | undefined {
+  return (socket as { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
+}
+
+/**
+ * An answer through a response of the app's, with the request id the app gave it, for a request whose body will
+ * never arrive. Node forgets the request once its response is done, so the request is aborted here after it:
+ * the app, still reading the body, sees it end and writes nothing more.
+ */
+function answerThrough(res: ServerResponse, req: IncomingMessage, answer: AppError): void {
+  const requestId = res.getHeader('x-request-id');
+  res.once('close', () => req.destroy());
+  writeRefusal(
+    res,
+    answer,
+    typeof requestId === 'string' ? requestId : requestIdFrom(req.headers['x-request-id']),
+  );
 }
 
 /**
@@ -105,11 +124,27 @@ export function answerClientErrors(server: Server, log: Logger): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     if (answered.has(socket)) return;
     answered.add(socket);
-    const answer = toAppError(err.code);
+    const incoming = requestInBody(socket);
+    const answer = toAppError(err.code, incoming !== undefined);
     log.debug('client error', { code: err.code, status: answer?.status });
-    if (!answer || abandonsIncompleteRequest(socket)) {
+    if (!answer) {
       socket.destroy();
       return;
+    }
+    if (incoming) {
+      // A request cut off mid-body (a malformed chunk, a body too slow to arrive) is answered through its own
+      // response while nothing of that is written, and the connection closes after it. An answer already
+      // complete (the front door's refusal of a framing it cannot read) is sent as it is. Otherwise (queued
+      // behind other answers, or half written) only closing the connection ends it.
+      const current = currentResponse(socket);
+      if (current?.req === incoming && !current.headersSent) {
+        answerThrough(current, incoming, answer);
+        return;
+      }
+      if (current?.req !== incoming || !current.writableEnded) {
+        socket.destroy();
+        return;
+      }
     }
     afterOwedAnswers(socket, () => {
       // An owed answer that closes its connection (Connection: close, a refusal of its own) is the last word.

@@ -36,6 +36,13 @@ function malformation(req: IncomingMessage): AppError | undefined {
   return undefined;
 }
 
+/** A refusal written on a socket Node has handed over, which then closes. */
+function refuseRaw(req: IncomingMessage, socket: Duplex, refused: AppError): void {
+  if (socket.writable)
+    socket.end(rawRefusal(refused, requestIdFrom(req.headers['x-request-id'])), () => socket.destroy());
+  else socket.destroy();
+}
+
 function query(req: IncomingMessage): URLSearchParams {
   const url = req.url ?? '/';
   return new URLSearchParams(url.includes('?') ? url.slice(url.indexOf('?') + 1) : '');
@@ -45,7 +52,7 @@ const offersWebSocket = (req: IncomingMessage) =>
   /(^|,)\s*websocket\s*(,|$)/i.test(req.headers.upgrade ?? '');
 
 /**
- * The HTTP server's only request and upgrade listener: it refuses what no handler should see, in the error
+ * The HTTP server's only request, upgrade and CONNECT listener: it refuses what no handler should see, in the error
  * envelope, and passes the rest on. socket.io attaches its engines to `sockets`, never to the server itself, so
  * an engine neither sees a request before these checks nor destroys upgrades to paths not its own (it would
  * close an `h2c` offer on a REST path after a second, without an answer).
@@ -55,6 +62,7 @@ const offersWebSocket = (req: IncomingMessage) =>
  *   CORS_ORIGINS); a new session's handshake must pass `admitHandshake` (→ 429 over the budget).
  * - Upgrade offers: a WebSocket upgrade to a socket.io path goes to its engine; to any other path, 400. Any other
  *   offer (`h2c`) is declined the HTTP/1.1 way: the request is served as if it had not offered anything.
+ * - CONNECT (a proxy's method; the relay is none): 400.
  */
 export class FrontDoor {
   /** What socket.io attaches to instead of the HTTP server; requests reach it past the checks. */
@@ -71,6 +79,11 @@ export class FrontDoor {
       'upgrade',
       (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head),
     );
+    // Node closes a CONNECT's connection without a word when nothing listens for it.
+    server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+      socket.on('error', () => {});
+      refuseRaw(req, socket, new AppError('BAD_REQUEST', 'CONNECT is not supported.'));
+    });
   }
 
   /** Sends socket.io's requests to the engines attached to `sockets` from now on. */
@@ -102,9 +115,7 @@ export class FrontDoor {
         ? await this.socketRefusal(req)
         : new AppError('BAD_REQUEST', 'This path does not accept WebSocket connections.'));
     if (!refused) this.sockets.emit('upgrade', req, socket, head);
-    else if (socket.writable)
-      socket.end(rawRefusal(refused, requestIdFrom(req.headers['x-request-id'])), () => socket.destroy());
-    else socket.destroy();
+    else refuseRaw(req, socket, refused);
   }
 
   private async socketRefusal(req: IncomingMessage): Promise<AppError | undefined> {

@@ -8,6 +8,7 @@ import {
 } from 'rate-limiter-flexible';
 import { recordRateLimited } from '../metrics.js';
 import { isRedisUnavailable, type RedisClient } from '../redis/clients.js';
+import type { BodyCharge } from './body.js';
 import type { RelayContext, RelayState } from './context.js';
 import { ipBucket } from './client-ip.js';
 import { AppError } from './errors.js';
@@ -209,12 +210,10 @@ export async function consumeOrReject(
 }
 
 /**
- * Charges a write's decoded body size to the client IP's byte budget (limiter points are bytes), after
- * jsonBody read it. Only the write routes use it, so reads cost no extra Redis round trip.
+ * Charges a write's decoded body size to the client IP's byte budget (limiter points are bytes), as jsonBody
+ * reads it: every body read, refused or not. Only the write routes use it, so reads cost no extra Redis round
+ * trip.
  */
-export function writeBudget(limiter: RateLimiterAbstract): Middleware<RelayState> {
-  return async (ctx, next) => {
-    await consumeOrReject(limiter, ctx, 'bytes written from this address', ctx.state.bodyBytes ?? 0);
-    await next();
-  };
+export function writeBudget(limiter: RateLimiterAbstract): BodyCharge {
+  return (ctx, bytes) => consumeOrReject(limiter, ctx, 'bytes written from this address', bytes);
 }

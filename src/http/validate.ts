@@ -5,22 +5,6 @@ import { AppError, type ErrorDetail } from './errors.js';
 // ajv-formats is CommonJS; under nodenext its default export is the module object.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
-/**
- * The one validation path. Unknown properties are removed (schemas say additionalProperties: false), so they
- * are never stored, and keys like `__proto__` never survive to reach an object's prototype.
- */
-// strictRequired would reject the `anyOf: [{ required: [...] }]` idiom that "at least one of" needs.
-const ajv = new Ajv({
-  allErrors: true,
-  removeAdditional: true,
-  strict: true,
-  strictRequired: false,
-  allowUnionTypes: true,
-  // Errors carry their schema, so a failed `anyOf` can be told in its `description` (see details()).
-  verbose: true,
-});
-addFormats(ajv, ['email']);
-
 const SURROGATE_PAIR = /[\uD800-\uDBFF][\uDC00-\uDFFF]/g;
 
 /** A string's length as JSON Schema counts it, in code points: its UTF-16 length less one per surrogate pair. */
@@ -35,29 +19,31 @@ export function codePoints(text: string): number {
  * Latin-1 skips. ajv's count took 14 µs for each bound of a 10 KB payload, 2.7 ms for a 1 MB one
  * (docs/benchmarks.md).
  */
-for (const keyword of ['maxLength', 'minLength'] as const) {
-  ajv.removeKeyword(keyword);
-  ajv.addKeyword({
-    keyword,
-    type: 'string',
-    schemaType: 'number',
-    error: {
-      message: ({ schemaCode }) =>
-        keyword === 'maxLength'
-          ? _`"must NOT have more than " + ${schemaCode} + " characters"`
-          : _`"must NOT have fewer than " + ${schemaCode} + " characters"`,
-      params: ({ schemaCode }) => _`{limit: ${schemaCode}}`,
-    },
-    code(cxt: KeywordCxt) {
-      const { data, schemaCode } = cxt;
-      const count = cxt.gen.scopeValue('func', { ref: codePoints });
-      cxt.fail(
-        keyword === 'maxLength'
-          ? _`${data}.length > ${schemaCode} && ${count}(${data}) > ${schemaCode}`
-          : _`${data}.length < ${schemaCode} || (${data}.length < 2 * ${schemaCode} && ${count}(${data}) < ${schemaCode})`,
-      );
-    },
-  });
+function addLengthKeywords(instance: Ajv): void {
+  for (const keyword of ['maxLength', 'minLength'] as const) {
+    instance.removeKeyword(keyword);
+    instance.addKeyword({
+      keyword,
+      type: 'string',
+      schemaType: 'number',
+      error: {
+        message: ({ schemaCode }) =>
+          keyword === 'maxLength'
+            ? _`"must NOT have more than " + ${schemaCode} + " characters"`
+            : _`"must NOT have fewer than " + ${schemaCode} + " characters"`,
+        params: ({ schemaCode }) => _`{limit: ${schemaCode}}`,
+      },
+      code(cxt: KeywordCxt) {
+        const { data, schemaCode } = cxt;
+        const count = cxt.gen.scopeValue('func', { ref: codePoints });
+        cxt.fail(
+          keyword === 'maxLength'
+            ? _`${data}.length > ${schemaCode} && ${count}(${data}) > ${schemaCode}`
+            : _`${data}.length < ${schemaCode} || (${data}.length < 2 * ${schemaCode} && ${count}(${data}) < ${schemaCode})`,
+        );
+      },
+    });
+  }
 }
 
 /** A string whose content parses as a JSON object (EVM payloads the key app will JSON.parse). */
@@ -69,14 +55,6 @@ function isJsonObjectString(data: string): boolean {
     return false;
   }
 }
-
-ajv.addKeyword({
-  keyword: 'jsonObjectString',
-  type: 'string',
-  schemaType: 'boolean',
-  errors: false,
-  validate: (wanted: boolean, data: string) => !wanted || isJsonObjectString(data),
-});
 
 /**
  * A value signed as part of a `key=value&key=value` string must mean the same thing to the partner's verifier,
@@ -95,13 +73,97 @@ const QUERY_VALUE = /^[^&=%+#\s\p{Cc}\p{Cs}]*$/u;
 const QUERY_VALUE_RULE =
   'must not contain &, =, %, +, #, whitespace, control characters or unpaired surrogates';
 
-ajv.addKeyword({
-  keyword: 'queryValue',
-  type: 'string',
-  schemaType: 'boolean',
-  errors: false,
-  validate: (wanted: boolean, data: string) => !wanted || QUERY_VALUE.test(data),
-});
+function addKeywords(instance: Ajv): void {
+  addLengthKeywords(instance);
+  instance.addKeyword({
+    keyword: 'jsonObjectString',
+    type: 'string',
+    schemaType: 'boolean',
+    errors: false,
+    validate: (wanted: boolean, data: string) => !wanted || isJsonObjectString(data),
+  });
+  instance.addKeyword({
+    keyword: 'queryValue',
+    type: 'string',
+    schemaType: 'boolean',
+    errors: false,
+    validate: (wanted: boolean, data: string) => !wanted || QUERY_VALUE.test(data),
+  });
+  instance.addKeyword({
+    keyword: 'solanaKeyList',
+    type: 'string',
+    schemaType: 'boolean',
+    errors: false,
+    validate: (wanted: boolean, data: string) => !wanted || isSolanaKeyList(data),
+  });
+}
+
+/**
+ * The one validation path. Unknown properties are removed (schemas say additionalProperties: false), so they
+ * are never stored, and keys like `__proto__` never survive to reach an object's prototype.
+ *
+ * Two instances: `decides` stops at a value's first error, so whether a value is valid costs one pass over it
+ * at most; `explains` looks for every error, and runs only on a value already refused, against a schema that
+ * looks at no more array elements than details can be reported (see firstElements).
+ */
+function relayAjv(allErrors: boolean): Ajv {
+  // strictRequired would reject the `anyOf: [{ required: [...] }]` idiom that "at least one of" needs;
+  // strictTuples the tuples firstElements makes.
+  const instance = new Ajv({
+    allErrors,
+    removeAdditional: true,
+    strict: true,
+    strictRequired: false,
+    strictTuples: false,
+    allowUnionTypes: true,
+    // Errors carry their schema, so a failed `anyOf` can be told in its `description` (see details()).
+    verbose: true,
+  });
+  addFormats(instance, ['email']);
+  addKeywords(instance);
+  return instance;
+}
+
+const decides = relayAjv(false);
+const explains = relayAjv(true);
+
+/** The schema keywords whose value is one subschema, a list of them, or a map of names to them. */
+const SUBSCHEMA = new Set([
+  'items',
+  'additionalProperties',
+  'additionalItems',
+  'contains',
+  'if',
+  'then',
+  'else',
+  'not',
+]);
+const SUBSCHEMA_LISTS = new Set(['anyOf', 'allOf', 'oneOf']);
+const SUBSCHEMA_MAPS = new Set(['properties', 'patternProperties']);
+
+/**
+ * `schema` with each array's `items` applied to its first `count` elements only (a tuple of `count` copies;
+ * the elements after them are not looked at): every error of those elements is at most what `count` details
+ * can report, whatever the array's length.
+ */
+function firstElements(schema: unknown, count: number): unknown {
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const subschema = (value: unknown) => firstElements(value, count);
+  return Object.fromEntries(
+    Object.entries(schema).map(([keyword, value]) => {
+      if (keyword === 'items' && typeof value === 'object' && !Array.isArray(value))
+        return [keyword, Array.from({ length: count }, () => subschema(value))];
+      if (SUBSCHEMA.has(keyword)) return [keyword, subschema(value)];
+      if (SUBSCHEMA_LISTS.has(keyword)) return [keyword, (value as unknown[]).map(subschema)];
+      if (SUBSCHEMA_MAPS.has(keyword))
+        return [
+          keyword,
+          Object.fromEntries(Object.entries(value as object).map(([name, s]) => [name, subschema(s)])),
+        ];
+      return [keyword, value];
+    }),
+  );
+}
 
 const SOLANA_KEY_COUNT = 20;
 const BASE58_KEY = /^[1-9A-HJ-NP-Za-km-z]{32,64}$/;
@@ -121,14 +183,6 @@ function isSolanaKeyList(data: string): boolean {
     new Set(keys).size === SOLANA_KEY_COUNT
   );
 }
-
-ajv.addKeyword({
-  keyword: 'solanaKeyList',
-  type: 'string',
-  schemaType: 'boolean',
-  errors: false,
-  validate: (wanted: boolean, data: string) => !wanted || isSolanaKeyList(data),
-});
 
 /** The relay's own keywords and what each checks (the OpenAPI document turns them into these words). */
 export const CUSTOM_KEYWORDS: Readonly<Record<string, string>> = {
@@ -172,18 +226,19 @@ function describedAnyOf(location: Location, error: ErrorObject): ErrorDetail | u
  * helps a person: when its schema has a `description`, that field gets one detail from it ("must be a
  * BIP32-style path such as 0-0, or empty"), and neither its branches nor anything else about the field adds one.
  */
-function details(location: Location, errors: ErrorObject[] | null | undefined): ErrorDetail[] {
+function details(location: Location, errors: ErrorObject[]): ErrorDetail[] {
   const described = new Map<string, ErrorDetail>();
-  const branches: string[] = [];
-  for (const error of errors ?? []) {
+  const branches = new Set<string>();
+  for (const error of errors) {
     const item = describedAnyOf(location, error);
     if (!item) continue;
     described.set(item.field, item);
-    branches.push(`${error.schemaPath}/`);
+    branches.add(`${error.schemaPath}/`);
   }
+  const prefixes = [...branches];
   const unique = new Map<string, ErrorDetail>();
-  for (const error of errors ?? []) {
-    if (error.keyword === 'if' || branches.some((branch) => error.schemaPath.startsWith(branch))) continue;
+  for (const error of errors) {
+    if (error.keyword === 'if' || prefixes.some((branch) => error.schemaPath.startsWith(branch))) continue;
     const item = detail(location, error);
     const key = described.has(item.field) ? item.field : `${item.field}\n${item.message}`;
     unique.set(key, described.get(item.field) ?? item);
@@ -193,14 +248,18 @@ function details(location: Location, errors: ErrorObject[] | null | undefined): 
 
 /**
  * Compiles a schema once (call at module load, i.e. start-up) and returns a function that validates a value in
- * place and returns it typed, or throws INVALID_PARAMETER with field-level details.
+ * place and returns it typed, or throws INVALID_PARAMETER with field-level details: the first error first (it
+ * may lie past the elements `explains` looks at), then the others `explains` finds, at most MAX_DETAILS.
  */
 export function validator<T>(location: Location, schema: JSONSchemaType<T> | Schema): (value: unknown) => T {
-  const validate = ajv.compile<T>(schema as Schema);
+  const validate = decides.compile<T>(schema as Schema);
+  const explain = explains.compile(firstElements(schema, MAX_DETAILS) as Schema);
   return (value) => {
     if (validate(value)) return value;
+    const first = validate.errors ?? [];
+    explain(value);
     throw new AppError('INVALID_PARAMETER', MESSAGES[location], {
-      details: details(location, validate.errors),
+      details: details(location, [...first, ...(explain.errors ?? [])]),
     });
   };
 }

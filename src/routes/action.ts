@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import { ACTION_BODY_LIMIT, jsonBody } from '../http/body.js';
 import type { StoredAnswer } from '../http/auth.js';
+import { ACTION_BODY_LIMIT, type BodyCharge, jsonBody } from '../http/body.js';
 import { okJson, type RelayState } from '../http/context.js';
 import { AppError } from '../http/errors.js';
 import { errorFields } from '../log.js';
@@ -65,17 +65,17 @@ export interface ActionEvents {
 }
 
 /**
- * `writeBudget` charges each POST's body to the client's byte budget (see http/rate-limit.ts); `signed` checks
- * and removes an identity signature (see http/auth.ts).
+ * `writeBudget` charges each POST's body, refused or not, to the client's byte budget (see http/rate-limit.ts);
+ * `signed` checks and removes an identity signature (see http/auth.ts).
  */
 export function actionRoutes(
   router: Router<RelayState>,
   store: ActionStore,
   settings: ActionSettings,
-  guards: { writeBudget: Middleware<RelayState>; signed: Middleware<RelayState> },
+  guards: { writeBudget: BodyCharge; signed: Middleware<RelayState> },
   events: ActionEvents,
 ): void {
-  router.post('/v1/action', jsonBody(ACTION_BODY_LIMIT), guards.writeBudget, guards.signed, async (ctx) => {
+  router.post('/v1/action', jsonBody(ACTION_BODY_LIMIT, guards.writeBudget), guards.signed, async (ctx) => {
     const { writeId } = ctx.state;
     const record = toRecord(parseBody(ctx.request.body), settings, writeId ?? newRecordId());
     const origin = originOf(record.action, writeId !== undefined, settings);

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { StoredAnswer } from '../http/auth.js';
-import { jsonBody } from '../http/body.js';
+import { type BodyCharge, DEFAULT_BODY_LIMIT, jsonBody } from '../http/body.js';
 import { okJson, type RelayState } from '../http/context.js';
 import { AppError } from '../http/errors.js';
 import { validator } from '../http/validate.js';
@@ -38,14 +38,19 @@ export function storedRecoveryPub(store: RecoveryPubStore): StoredAnswer {
 export function recoveryPubRoutes(
   router: Router<RelayState>,
   store: RecoveryPubStore,
-  guards: { writeBudget: Middleware<RelayState>; signed: Middleware<RelayState> },
+  guards: { writeBudget: BodyCharge; signed: Middleware<RelayState> },
 ): void {
-  router.post('/v1/recoverypub', jsonBody(), guards.writeBudget, guards.signed, async (ctx) => {
-    const { wkIdentity, recoveryXpub, xpubSignature, chain } = parseBody(ctx.request.body);
-    ctx.state.writing = true;
-    const createdAt = new Date().toISOString();
-    okJson(ctx, await store.save({ wkIdentity, recoveryXpub, xpubSignature, chain, createdAt }));
-  });
+  router.post(
+    '/v1/recoverypub',
+    jsonBody(DEFAULT_BODY_LIMIT, guards.writeBudget),
+    guards.signed,
+    async (ctx) => {
+      const { wkIdentity, recoveryXpub, xpubSignature, chain } = parseBody(ctx.request.body);
+      ctx.state.writing = true;
+      const createdAt = new Date().toISOString();
+      okJson(ctx, await store.save({ wkIdentity, recoveryXpub, xpubSignature, chain, createdAt }));
+    },
+  );
 
   router.get('/v1/recoverypub/:id', async (ctx) => {
     const { id } = parseParams({ ...ctx.params });

@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { StoredAnswer } from '../http/auth.js';
-import { jsonBody, SYNC_BODY_LIMIT } from '../http/body.js';
+import { type BodyCharge, jsonBody, SYNC_BODY_LIMIT } from '../http/body.js';
 import { okJson, type RelayState } from '../http/context.js';
 import { AppError } from '../http/errors.js';
 import { validator } from '../http/validate.js';
@@ -56,17 +56,17 @@ export function storedSync(store: SyncStore): StoredAnswer {
 }
 
 /**
- * `writeBudget` charges each POST's body to the client's byte budget (see http/rate-limit.ts); `signed` checks
- * and removes an identity signature (see http/auth.ts). A `keyToken` is registered for the pair's key side as
+ * `writeBudget` charges each POST's body, refused or not, to the client's byte budget (see http/rate-limit.ts);
+ * `signed` checks and removes an identity signature (see http/auth.ts). A `keyToken` is registered for the pair's key side as
  * POST /v1/token would, so a freshly paired key app gets pushes at once.
  */
 export function syncRoutes(
   router: Router<RelayState>,
   stores: { sync: SyncStore; tokens: TokenStore },
-  guards: { writeBudget: Middleware<RelayState>; signed: Middleware<RelayState> },
+  guards: { writeBudget: BodyCharge; signed: Middleware<RelayState> },
   registrations: RateLimiterAbstract,
 ): void {
-  router.post('/v1/sync', jsonBody(SYNC_BODY_LIMIT), guards.writeBudget, guards.signed, async (ctx) => {
+  router.post('/v1/sync', jsonBody(SYNC_BODY_LIMIT, guards.writeBudget), guards.signed, async (ctx) => {
     const body = parseBody(ctx.request.body);
     const token =
       body.keyToken === undefined ? undefined : { wkIdentity: body.wkIdentity, keyToken: body.keyToken };

@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { StoredAnswer } from '../http/auth.js';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
-import { jsonBody } from '../http/body.js';
+import { type BodyCharge, DEFAULT_BODY_LIMIT, jsonBody } from '../http/body.js';
 import { ok, type RelayState } from '../http/context.js';
 import { consumeOrReject } from '../http/rate-limit.js';
 import { validator } from '../http/validate.js';
@@ -21,10 +21,10 @@ const parseBody = validator<TokenRegistration>('body', tokenBody);
 export function tokenRoutes(
   router: Router<RelayState>,
   store: TokenStore,
-  guards: { writeBudget: Middleware<RelayState>; signed: Middleware<RelayState> },
+  guards: { writeBudget: BodyCharge; signed: Middleware<RelayState> },
   registrations: RateLimiterAbstract,
 ): void {
-  router.post('/v1/token', jsonBody(), guards.writeBudget, guards.signed, async (ctx) => {
+  router.post('/v1/token', jsonBody(DEFAULT_BODY_LIMIT, guards.writeBudget), guards.signed, async (ctx) => {
     const body = parseBody(ctx.request.body);
     await chargeRegistrations(registrations, body);
     ctx.state.writing = true;
