@@ -44,6 +44,7 @@ const OWN_FILES = [
   'deploy',
   'scripts',
   'bench',
+  'client',
   'test',
 ];
 

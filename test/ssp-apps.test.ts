@@ -5,10 +5,9 @@ import { API_PROFILES } from '../src/config.js';
 import { keysFor } from '../src/store/keys.js';
 import { MarketStore } from '../src/store/market-store.js';
 import { errorBody, get, post, request, startTestApi, type Reply, type TestApi } from './helpers/api.js';
-import { FakeUpstream } from './helpers/fake-upstream.js';
-import { abiString, abiUint, jsonRpcNode, tokenNode } from './helpers/json-rpc.js';
 import { redis } from './helpers/redis.js';
 import { OTHER_PAIR, PAIR, signed, type Pair } from './helpers/signing.js';
+import { startTokenRelay, USDC, USDC_INFO, type TokenRelay } from './helpers/token-relay.js';
 
 /**
  * The apps of today (docs/api.md#running-in-front-of-the-ssp-apps): for every read the released apps make, the
@@ -19,8 +18,6 @@ import { OTHER_PAIR, PAIR, signed, type Pair } from './helpers/signing.js';
 const keys = keysFor('relay:');
 const SECRET = 'test-onramper-secret-0123456789';
 const hmac = (data: string) => createHmac('sha256', SECRET).update(data, 'utf8').digest('hex');
-const USDC = '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48';
-const usdcInfo = { network: 'eth', address: USDC, name: 'USD Coin', symbol: 'USDC', decimals: 6, logo: null };
 const LTUB =
   'Ltub2YRPmGvjNb6E5s8xSJAmZhm1MUp4njNtEeAFkr5MYa7ZQdGeb7Mj6hwrr5qW7dr7mtJo8ka7YLCgcbS7Q8Q8jrWN2C7dzSpURoEprNsw7v2';
 const xpubSignature =
@@ -46,26 +43,17 @@ for (const profile of API_PROFILES) {
   const read = (res: Reply) => (apps ? res.body : res.body.data);
 
   describe(`API_PROFILE=${profile}: the reads the released apps make`, () => {
-    const node = new FakeUpstream();
+    let relay: TokenRelay;
     let api: TestApi;
     before(async () => {
-      await node.start();
-      node.respond(
-        jsonRpcNode(
-          tokenNode({ name: abiString('USD Coin'), symbol: abiString('USDC'), decimals: abiUint(6) }),
-        ),
-      );
-      api = await startTestApi({
+      relay = await startTokenRelay({
         API_PROFILE: profile,
         ONRAMPER_SECRET: SECRET,
-        EVM_RPC_ETH: node.url,
         SERVICES: '{"onramp":true,"offramp":false,"swap":true}',
       });
+      api = relay.api;
     });
-    after(async () => {
-      await api.stop();
-      await node.stop();
-    });
+    after(() => relay.stop());
 
     it('GET /v1/sync/{id}: the wallet reads .chain and .keyXpub of the record; 404 in the envelope', async () => {
       const record = { chain: 'ltc', walletIdentity: 'LWallet1', keyXpub: LTUB, wkIdentity: 'ltc1qpair' };
@@ -141,7 +129,7 @@ for (const profile of API_PROFILES) {
 
     it('GET /v1/tokeninfo/{network}/{address}: .decimals and .symbol; 400 in the envelope', async () => {
       const res = await get(api.url, `/v1/tokeninfo/eth/${USDC}`);
-      expect(res.body).to.deep.equal(answered(usdcInfo));
+      expect(res.body).to.deep.equal(answered(USDC_INFO));
       expect(read(res).decimals).to.equal(6);
       const bad = await get(api.url, '/v1/tokeninfo/eth/0x12');
       expect(bad.status).to.equal(400);

@@ -1,0 +1,61 @@
+/** One field a validation refusal names: a JSON pointer prefixed by where it was (`/body/chain`, `/params/id`). */
+export interface ErrorDetail {
+  field: string;
+  message: string;
+}
+
+/** Code of a response this client cannot read: not the relay's error envelope, or not the answer expected. */
+export const UNEXPECTED_RESPONSE = 'UNEXPECTED_RESPONSE';
+
+/**
+ * A refusal by the relay (its error envelope, docs/api.md#envelope-and-errors), or a response that is not one
+ * (`code` UNEXPECTED_RESPONSE: a proxy's page, or a relay running another API_PROFILE than the client's).
+ */
+export class RelayError extends Error {
+  override readonly name = 'RelayError';
+
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly requestId: string | undefined,
+    readonly details: ErrorDetail[] | undefined,
+    /** Seconds to wait before retrying (`Retry-After`), where the relay said. */
+    readonly retryAfter: number | undefined,
+  ) {
+    super(message);
+  }
+}
+
+interface Envelope {
+  success: false;
+  error: { code: string; message: string; details?: ErrorDetail[]; requestId?: string };
+}
+
+function isEnvelope(body: unknown): body is Envelope {
+  const error = (body as Envelope | null)?.error;
+  return (
+    (body as Envelope | null)?.success === false &&
+    typeof error?.code === 'string' &&
+    typeof error.message === 'string'
+  );
+}
+
+/** The error a non-2xx response stands for. */
+export function errorOf(status: number, headers: Headers, body: unknown): RelayError {
+  const retryHeader = headers.get('retry-after');
+  const retryAfter = retryHeader !== null && /^\d+$/.test(retryHeader) ? Number(retryHeader) : undefined;
+  const headerId = headers.get('x-request-id') ?? undefined;
+  if (!isEnvelope(body)) {
+    return new RelayError(
+      status,
+      UNEXPECTED_RESPONSE,
+      `HTTP ${status} without the relay's error envelope`,
+      headerId,
+      undefined,
+      retryAfter,
+    );
+  }
+  const { code, message, details, requestId } = body.error;
+  return new RelayError(status, code, message, requestId ?? headerId, details, retryAfter);
+}

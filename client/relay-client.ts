@@ -1,0 +1,178 @@
+import { errorOf, RelayError, UNEXPECTED_RESPONSE } from './errors.js';
+import { RelayEvents, type EventOptions, type Side } from './events.js';
+import { signBody, type PairKeys, type Purpose } from './signing.js';
+import type {
+  ActionRecord,
+  ActionRequest,
+  ContactRequest,
+  Health,
+  NetworkFee,
+  NoncesStatus,
+  PartnerSignature,
+  Queued,
+  Rates,
+  RecoveryPub,
+  RecoveryPubRequest,
+  Services,
+  SyncRecord,
+  SyncRequest,
+  TicketRequest,
+  TokenCounts,
+  TokenInfo,
+  TokenRequest,
+} from './types.js';
+
+/** The relay's `API_PROFILE`: under `ssp-apps` some reads and the partner signer answer the payload alone. */
+export type ApiProfile = 'standard' | 'ssp-apps';
+
+export interface RelayClientOptions {
+  /** The relay's origin, e.g. `https://relay.example.com`. */
+  baseUrl: string;
+  /** The profile the relay runs (default `standard`). */
+  profile?: ApiProfile;
+  /** The fetch to call (default the global one). */
+  fetch?: typeof fetch;
+}
+
+/** A write signed with the pair's keys when `sign` is given (docs/api.md#identity-signed-requests). */
+export interface WriteOptions {
+  sign?: PairKeys;
+}
+
+interface Call {
+  method: 'GET' | 'POST';
+  path: string;
+  body?: Readonly<Record<string, unknown>>;
+  /** Answered without the envelope under `ssp-apps`. */
+  bareForApps?: true;
+}
+
+const segment = encodeURIComponent;
+
+/** Every endpoint of the relay (docs/api.md), answering the payload (`data`) whatever the profile. */
+export class RelayClient {
+  readonly baseUrl: string;
+  readonly profile: ApiProfile;
+  private readonly fetch: typeof fetch;
+
+  constructor(options: RelayClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.profile = options.profile ?? 'standard';
+    this.fetch = options.fetch ?? globalThis.fetch;
+  }
+
+  postSync(body: SyncRequest, options: WriteOptions = {}): Promise<SyncRecord> {
+    return this.write('/v1/sync', { ...body }, 'sync', options.sign);
+  }
+
+  getSync(walletIdentity: string): Promise<SyncRecord> {
+    return this.call({ method: 'GET', path: `/v1/sync/${segment(walletIdentity)}`, bareForApps: true });
+  }
+
+  postAction(body: ActionRequest, options: WriteOptions = {}): Promise<ActionRecord> {
+    return this.write('/v1/action', { ...body }, 'action', options.sign);
+  }
+
+  getAction(wkIdentity: string): Promise<ActionRecord> {
+    return this.call({ method: 'GET', path: `/v1/action/${segment(wkIdentity)}`, bareForApps: true });
+  }
+
+  postToken(body: TokenRequest, options: WriteOptions = {}): Promise<TokenCounts> {
+    return this.write('/v1/token', { ...body }, 'token', options.sign);
+  }
+
+  getRates(): Promise<Rates> {
+    return this.call({ method: 'GET', path: '/v1/rates', bareForApps: true });
+  }
+
+  getNetworkFees(): Promise<NetworkFee[]> {
+    return this.call({ method: 'GET', path: '/v1/networkfees', bareForApps: true });
+  }
+
+  getTokenInfo(network: string, address: string): Promise<TokenInfo> {
+    const path = `/v1/tokeninfo/${segment(network)}/${segment(address)}`;
+    return this.call({ method: 'GET', path, bareForApps: true });
+  }
+
+  getServices(): Promise<Services> {
+    return this.call({ method: 'GET', path: '/v1/services', bareForApps: true });
+  }
+
+  /** The partner's HMAC of `parameters`, signed in the order given. */
+  signPartner(partner: string, parameters: Record<string, string>): Promise<PartnerSignature> {
+    const path = `/v1/sign/${segment(partner)}`;
+    return this.call({ method: 'POST', path, body: parameters, bareForApps: true });
+  }
+
+  postTicket(body: TicketRequest): Promise<Queued> {
+    return this.call({ method: 'POST', path: '/v1/ticket', body: { ...body } });
+  }
+
+  postContact(body: ContactRequest): Promise<Queued> {
+    return this.call({ method: 'POST', path: '/v1/contact', body: { ...body } });
+  }
+
+  /** Always signed (purpose `sync`), by the key app's key. */
+  postRecoveryPub(body: RecoveryPubRequest, options: Required<WriteOptions>): Promise<RecoveryPub> {
+    return this.write('/v1/recoverypub', { ...body }, 'sync', options.sign);
+  }
+
+  getRecoveryPub(wkIdentity: string): Promise<RecoveryPub> {
+    return this.call({ method: 'GET', path: `/v1/recoverypub/${segment(wkIdentity)}`, bareForApps: true });
+  }
+
+  getNoncesStatus(wkIdentity: string): Promise<NoncesStatus> {
+    return this.call({ method: 'GET', path: `/v1/nonces/status/${segment(wkIdentity)}` });
+  }
+
+  /** Liveness: `{ status: 'ok' }` while the process runs. */
+  health(): Promise<Health> {
+    return this.call({ method: 'GET', path: '/healthz' });
+  }
+
+  /** Readiness: `{ status: 'ready' }` when Redis answers and the instance is not draining. */
+  ready(): Promise<Health> {
+    return this.call({ method: 'GET', path: '/readyz' });
+  }
+
+  /** The relay's events for one pair on one side's socket path. */
+  connectEvents(side: Side, options: EventOptions): RelayEvents {
+    return new RelayEvents(this.baseUrl, side, options);
+  }
+
+  private write<T>(
+    path: string,
+    body: Record<string, unknown>,
+    purpose: Purpose,
+    keys: PairKeys | undefined,
+  ): Promise<T> {
+    const sent = keys ? { ...body, ...signBody(body, purpose, keys) } : body;
+    return this.call({ method: 'POST', path, body: sent });
+  }
+
+  private async call<T>({ method, path, body, bareForApps }: Call): Promise<T> {
+    const res = await this.fetch(this.baseUrl + path, {
+      method,
+      ...(body && { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    if (!res.ok) throw errorOf(res.status, res.headers, parsed);
+    if (bareForApps && this.profile === 'ssp-apps' && parsed !== undefined) return parsed as T;
+    const envelope = parsed as { success?: unknown; data?: unknown } | undefined;
+    if (envelope?.success === true && 'data' in envelope) return envelope.data as T;
+    throw new RelayError(
+      res.status,
+      UNEXPECTED_RESPONSE,
+      `${method} ${path}: a success this client cannot read (does the relay run API_PROFILE=${this.profile}?)`,
+      res.headers.get('x-request-id') ?? undefined,
+      undefined,
+      undefined,
+    );
+  }
+}

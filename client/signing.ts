@@ -1,0 +1,112 @@
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, concatBytes, hexToBytes, randomBytes, utf8ToBytes } from '@noble/hashes/utils.js';
+import { base64, bech32 } from '@scure/base';
+
+/**
+ * Identity-signed requests (docs/api.md#identity-signed-requests): the four fields an app adds to a write or a
+ * socket `join`, a BIP-137 signature by one of the pair's two identity keys over a message that binds the
+ * purpose, the pair, a fresh nonce and the hash of the body.
+ */
+
+/** What a message is signed for: `POST /v1/action`, `/v1/token`, `/v1/sync` (and `/v1/recoverypub`), `join`. */
+export type Purpose = 'action' | 'token' | 'sync' | 'join';
+
+/** The fields a signature adds; never part of what `data` hashes. */
+export const CREDENTIAL_FIELDS = ['signature', 'message', 'publicKey', 'witnessScript'] as const;
+
+export interface Credential {
+  signature: string;
+  message: string;
+  publicKey: string;
+  witnessScript: string;
+}
+
+/** The signing side's identity key and both public keys of the pair (compressed, 66 hex characters). */
+export interface PairKeys {
+  /** The wallet's or the key app's identity private key: 32 bytes, or 64 hex characters. */
+  privateKey: Uint8Array | string;
+  walletPublicKey: string;
+  keyPublicKey: string;
+}
+
+/** Fixed values instead of the clock and a random nonce (reproducing a test vector). */
+export interface SignOptions {
+  timestamp?: number;
+  /** 64 lowercase hex characters. */
+  nonce?: string;
+}
+
+/** The pair's 2-of-2 script `52 21 <A> 21 <B> 52 ae`, the two keys in sorted order (BIP-67). */
+export function witnessScriptOf(walletPublicKey: string, keyPublicKey: string): string {
+  const [a, b] = [walletPublicKey.toLowerCase(), keyPublicKey.toLowerCase()].sort();
+  return `5221${a}21${b}52ae`;
+}
+
+/** The pair's `wkIdentity`: the P2WSH address (bech32, version 0) of its script; `tb` on test networks. */
+export function wkIdentityOf(walletPublicKey: string, keyPublicKey: string, hrp: 'bc' | 'tb' = 'bc'): string {
+  const program = sha256(hexToBytes(witnessScriptOf(walletPublicKey, keyPublicKey)));
+  return bech32.encode(hrp, [0, ...bech32.toWords(program)]);
+}
+
+/** Hex SHA-256 of `JSON.stringify` of the body without the four fields, keys in their order. */
+export function bodyDigest(body: Readonly<Record<string, unknown>>): string {
+  const rest = Object.fromEntries(
+    Object.entries(body).filter(([key]) => !(CREDENTIAL_FIELDS as readonly string[]).includes(key)),
+  );
+  return bytesToHex(sha256(utf8ToBytes(JSON.stringify(rest))));
+}
+
+const MESSAGE_MAGIC = utf8ToBytes('\x18Bitcoin Signed Message:\n');
+
+/** Bitcoin's CompactSize length prefix (a message is at most 1,024 bytes: never the 4-byte form). */
+function varint(length: number): Uint8Array {
+  return length < 0xfd ? Uint8Array.of(length) : Uint8Array.of(0xfd, length & 0xff, length >> 8);
+}
+
+const privateKeyBytes = (key: Uint8Array | string) => (typeof key === 'string' ? hexToBytes(key) : key);
+
+/**
+ * A BIP-137 "Bitcoin Signed Message" signature for a compressed key, base64 of 65 bytes: header 31 + recovery
+ * id, then r ‖ s, over SHA-256(SHA-256(magic ‖ varint(length) ‖ message)); deterministic (RFC 6979).
+ */
+export function signMessage(message: string, privateKey: Uint8Array | string): string {
+  const bytes = utf8ToBytes(message);
+  const digest = sha256(sha256(concatBytes(MESSAGE_MAGIC, varint(bytes.length), bytes)));
+  const signature = secp256k1.sign(digest, privateKeyBytes(privateKey), {
+    prehash: false,
+    format: 'recovered',
+  });
+  signature[0] = 31 + signature[0]!;
+  return base64.encode(signature);
+}
+
+/**
+ * The four fields for `body` (which names its pair in `wkIdentity`), signed for `purpose` by `keys.privateKey`.
+ * Send the body with these fields added after its own, unchanged: the relay hashes what it parses.
+ */
+export function signBody(
+  body: Readonly<Record<string, unknown>>,
+  purpose: Purpose,
+  keys: PairKeys,
+  options: SignOptions = {},
+): Credential {
+  if (typeof body.wkIdentity !== 'string') throw new TypeError('a signed body names its pair in wkIdentity');
+  const publicKey = bytesToHex(secp256k1.getPublicKey(privateKeyBytes(keys.privateKey), true));
+  if (![keys.walletPublicKey, keys.keyPublicKey].some((key) => key.toLowerCase() === publicKey)) {
+    throw new TypeError('the private key is neither of the pair’s two keys');
+  }
+  const message = JSON.stringify({
+    timestamp: options.timestamp ?? Date.now(),
+    action: purpose,
+    identity: body.wkIdentity,
+    nonce: options.nonce ?? bytesToHex(randomBytes(32)),
+    data: bodyDigest(body),
+  });
+  return {
+    signature: signMessage(message, keys.privateKey),
+    message,
+    publicKey,
+    witnessScript: witnessScriptOf(keys.walletPublicKey, keys.keyPublicKey),
+  };
+}

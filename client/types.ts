@@ -1,0 +1,132 @@
+/** The relay's request bodies and answers (docs/api.md), as this client sends and returns them. */
+
+export interface SyncRequest {
+  chain: string;
+  walletIdentity: string;
+  keyXpub: string;
+  wkIdentity: string;
+  generatedAddress?: string;
+  publicNonces?: (string | { kPublic: string; kTwoPublic: string })[];
+  walletXpub?: string;
+  keyIdentity?: string;
+  redeemScript?: string;
+  witnessScript?: string;
+  recoveryXpub?: string;
+  xpubSignature?: string;
+  /** Registered for the pair's key side as `POST /v1/token` would, then dropped from the record. */
+  keyToken?: string | null;
+}
+
+/** The stored pairing record: the fields of the request that were given, `keyToken` aside. */
+export type SyncRecord = Omit<SyncRequest, 'keyToken'>;
+
+export interface Utxo {
+  txid: string;
+  vout: number | string;
+  scriptPubKey?: string;
+  satoshis?: number | string;
+  confirmations?: number;
+  coinbase?: boolean;
+}
+
+export interface ActionRequest {
+  chain: string;
+  wkIdentity: string;
+  action: string;
+  payload: string;
+  path?: string;
+  utxos?: Utxo[];
+}
+
+export interface ActionRecord extends ActionRequest {
+  /** A random identifier of this stored record, new on every POST; the same in GET and events. */
+  id: string;
+  createdAt: string;
+  expiresAt: string;
+  /** The same as `expiresAt`, under the relay's `ssp-apps` profile. */
+  expireAt?: string;
+}
+
+export interface TokenRequest {
+  wkIdentity: string;
+  keyToken?: string;
+  walletToken?: string;
+}
+
+export interface TokenCounts {
+  wkIdentity: string;
+  keyTokens: number;
+  walletTokens: number;
+}
+
+export interface Rates {
+  /** Units of each currency per 1 USD. */
+  fiat: Record<string, number>;
+  /** USD price by lowercase chain id and token symbol. */
+  crypto: Record<string, number>;
+  updatedAt: string;
+}
+
+/** sat/vB on UTXO chains, gwei on EVM chains (which also have `base`). */
+export interface NetworkFee {
+  coin: string;
+  base?: number;
+  economy: number;
+  normal: number;
+  fast: number;
+  recommended: number;
+  updatedAt: string;
+}
+
+export interface TokenInfo {
+  network: string;
+  address: string;
+  name: string;
+  symbol: string;
+  decimals: number;
+  logo: string | null;
+}
+
+export type Services = Record<string, unknown>;
+
+export interface PartnerSignature {
+  signature: string;
+  signedData: string;
+}
+
+export interface TicketRequest {
+  subject: string;
+  description: string;
+  type: string;
+  email: string;
+}
+
+export interface ContactRequest {
+  name: string;
+  email: string;
+  message: string;
+}
+
+export interface Queued {
+  id: string;
+  status: 'queued';
+}
+
+export interface RecoveryPubRequest {
+  wkIdentity: string;
+  recoveryXpub: string;
+  xpubSignature: string;
+  chain: string;
+}
+
+export interface RecoveryPub extends RecoveryPubRequest {
+  createdAt: string;
+}
+
+export interface NoncesStatus {
+  replenishNeeded: { key: boolean; wallet: boolean };
+}
+
+export interface Health {
+  status: string;
+}
