@@ -52,6 +52,17 @@ describe('docs/asyncapi.yaml', () => {
         $ref: '#/components/schemas/ActionRecord',
       });
     }
-    expect(doc.components.messages.join.payload).to.deep.equal({ $ref: '#/components/schemas/RoomEvent' });
+    expect(doc.components.messages.join.payload).to.deep.equal({ $ref: '#/components/schemas/JoinEvent' });
+    // A join carries the identity signature's four fields beside wkIdentity, and is answered when asked.
+    expect(Object.keys(doc.components.schemas.JoinEvent.properties)).to.deep.equal([
+      'wkIdentity',
+      'signature',
+      'message',
+      'publicKey',
+      'witnessScript',
+    ]);
+    expect(doc.operations.joinKey.reply.messages).to.deep.equal([
+      { $ref: '#/channels/keyApp/messages/joinAnswer' },
+    ]);
   });
 });

@@ -483,15 +483,25 @@ describe('client: signed writes and joins on a relay with AUTH_MODE=required', (
     }
   });
 
-  it('an unsigned join the relay refuses without a word is tried again after rejoinDelayMs', async () => {
+  it('an unsigned join is refused with AUTH_REQUIRED in the acknowledgement: reported, and not tried again', async () => {
     const before = await joinsHandled('unauthorized');
-    const events = client.connectEvents('key', { wkIdentity: PAIR.wkIdentity, rejoinDelayMs: 20 });
+    const refused: string[] = [];
+    const events = client.connectEvents('key', {
+      wkIdentity: PAIR.wkIdentity,
+      rejoinDelayMs: 20,
+      onRefused: (code) => refused.push(code),
+    });
     try {
-      await joinsSettled(before, 2, 'unauthorized');
+      await waitFor('the refusal', () => refused.length > 0);
+      await joinsSettled(before, 1, 'unauthorized');
+      expect(refused).to.deep.equal(['AUTH_REQUIRED']);
+      await waitFor('the socket to stop', () => !events.socket.active);
+      // Well past rejoinDelayMs: no second attempt.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await joinsHandled('unauthorized')).to.equal(before + 1);
     } finally {
       events.close();
     }
-    expect(events.socket.active).to.equal(false);
   });
 });
 

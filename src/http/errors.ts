@@ -42,6 +42,9 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   HEADERS_TOO_LARGE: 431,
 };
 
+/** Every code, for documents that list them. */
+export const ERROR_CODES = Object.keys(STATUS) as ErrorCode[];
+
 export interface ErrorDetail {
   field: string;
   message: string;

@@ -1,5 +1,7 @@
 import { BUILT_IN_ACTION_TYPES, type Side } from '../action-types.js';
 import type { ApiProfile } from '../config.js';
+import { ERROR_CODES } from '../http/errors.js';
+import { credentialProperties } from '../schemas/credential.js';
 import { roomEvent } from '../schemas/socket.js';
 import { buildOpenApi } from './document.js';
 
@@ -81,13 +83,35 @@ function actionRecord(): RecordSchema {
   };
 }
 
-const roomMessage = (name: 'join' | 'leave', summary: string) => ({
+const roomMessage = (name: 'join' | 'leave', summary: string, payload: string) => ({
   name,
   title: name,
   summary,
-  payload: { $ref: '#/components/schemas/RoomEvent' },
+  payload: { $ref: `#/components/schemas/${payload}` },
   examples: [{ name, payload: { wkIdentity: WK_IDENTITY } }],
 });
+
+/** A join: the room, and the identity signature it may carry (docs/api.md#identity-signed-requests). */
+const joinEvent = {
+  ...roomEvent,
+  description:
+    'the identity signature travels in the same object: signature, message (signed for the purpose "join"), ' +
+    'publicKey, witnessScript; required where AUTH_MODE / AUTH_ROUTES make joins required',
+  properties: { ...roomEvent.properties, ...credentialProperties },
+};
+
+/** socket.io's acknowledgement of a join sent with a callback (docs/api.md#join-and-leave). */
+const joinAnswer = {
+  type: 'object',
+  description:
+    '{ ok: true } once joined; { ok: false, code } with the code HTTP would give, then the disconnect',
+  properties: {
+    ok: { type: 'boolean' },
+    code: { type: 'string', enum: ERROR_CODES },
+  },
+  required: ['ok'],
+  additionalProperties: false,
+};
 
 export function buildAsyncApi(): Record<string, unknown> {
   const messages: Record<string, unknown> = {
@@ -97,9 +121,25 @@ export function buildAsyncApi(): Record<string, unknown> {
         'budget or past SOCKET_ROOMS_MAX rooms, or one the identity check refuses (it may carry signature, ' +
         'message, publicKey, witnessScript: docs/api.md#identity-signed-requests) disconnects the socket (io ' +
         'server disconnect). A join that Redis cannot answer closes only the transport: the client reconnects ' +
-        'and joins again. Joins and leaves take effect in the order sent.',
+        'and joins again. Joins and leaves take effect in the order sent. Sent with an acknowledgement callback, ' +
+        'the join is answered (joinAnswer) before any disconnect.',
+      'JoinEvent',
     ),
-    leave: roomMessage('leave', "Takes the socket out of the pair's room; a bad leave is ignored."),
+    leave: roomMessage(
+      'leave',
+      "Takes the socket out of the pair's room; a bad leave is ignored.",
+      'RoomEvent',
+    ),
+    joinAnswer: {
+      name: 'joinAnswer',
+      title: 'join acknowledgement',
+      summary: "The relay's answer to a join sent with socket.io's acknowledgement callback.",
+      payload: { $ref: '#/components/schemas/JoinAnswer' },
+      examples: [
+        { name: 'joined', payload: { ok: true } },
+        { name: 'refused', payload: { ok: false, code: 'AUTH_REQUIRED' } },
+      ],
+    },
   };
   const channels: Record<string, unknown> = {};
   const operations: Record<string, unknown> = {};
@@ -121,7 +161,7 @@ export function buildAsyncApi(): Record<string, unknown> {
       title: `socket.io path /v1/socket/${side}`,
       description: `${description} ${DELIVERY}`,
       messages: Object.fromEntries(
-        ['join', 'leave', ...events.map(([action]) => action)].map((name) => [
+        ['join', 'joinAnswer', 'leave', ...events.map(([action]) => action)].map((name) => [
           name,
           { $ref: `#/components/messages/${name}` },
         ]),
@@ -133,6 +173,14 @@ export function buildAsyncApi(): Record<string, unknown> {
         channel: { $ref: `#/channels/${channel}` },
         summary: `${app} ${verb}s the pair's room`,
         messages: [{ $ref: `#/channels/${channel}/messages/${verb}` }],
+        ...(verb === 'join'
+          ? {
+              reply: {
+                channel: { $ref: `#/channels/${channel}` },
+                messages: [{ $ref: `#/channels/${channel}/messages/joinAnswer` }],
+              },
+            }
+          : {}),
       };
     }
     operations[`receive${side === 'key' ? 'Key' : 'Wallet'}Events`] = {
@@ -165,7 +213,12 @@ export function buildAsyncApi(): Record<string, unknown> {
     channels,
     operations,
     components: {
-      schemas: { RoomEvent: roomEvent, ActionRecord: actionRecord() },
+      schemas: {
+        RoomEvent: roomEvent,
+        JoinEvent: joinEvent,
+        JoinAnswer: joinAnswer,
+        ActionRecord: actionRecord(),
+      },
       messages,
     },
   };

@@ -58,28 +58,19 @@ interface Refused {
   code: ErrorCode;
 }
 
-/** How long a refusal's acknowledgement may take to reach the client before the socket closes anyway. */
-const ACK_FLUSH_MS = 1000;
-
-/** Acknowledges the join, then, for a refusal, closes: the acknowledgement is written before the close. */
+/**
+ * Acknowledges the join, then, for a refusal, closes. engine.io sends what it buffered before it closes, so the
+ * acknowledgement reaches the client before the disconnect (a closed transport, for Redis failing, drops it:
+ * that client reconnects anyway).
+ */
 function answer(socket: RelaySocket, refused: Refused | undefined, side: Side, ack: unknown): void {
-  if (refused === undefined) {
-    if (typeof ack === 'function') ack({ ok: true } satisfies JoinAnswer);
-    return;
-  }
+  const reply = typeof ack === 'function' ? (ack as (answer: JoinAnswer) => void) : () => {};
+  if (refused === undefined) return reply({ ok: true });
   socketMetrics.joined(side, refused.outcome);
   if (!socket.connected) return;
-  const close = () => {
-    if (refused.outcome === 'unavailable') closeTransport(socket);
-    else socket.disconnect(true);
-  };
-  if (typeof ack !== 'function') return close();
-  ack({ ok: false, code: refused.code } satisfies JoinAnswer);
-  const timer = setTimeout(close, ACK_FLUSH_MS);
-  socket.conn.once('drain', () => {
-    clearTimeout(timer);
-    close();
-  });
+  reply({ ok: false, code: refused.code });
+  if (refused.outcome === 'unavailable') closeTransport(socket);
+  else socket.disconnect(true);
 }
 
 function roomOf(data: unknown): string | undefined {
