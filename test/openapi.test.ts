@@ -1,13 +1,39 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { expect } from 'chai';
-import { signed } from './helpers/signing.js';
 import { API_PROFILES } from '../src/config.js';
 import { buildOpenApi, OPERATIONS } from '../src/openapi/document.js';
 import { get, post, startTestApi, type TestApi } from './helpers/api.js';
+import { runNode } from './helpers/child.js';
 import { ContractChecker } from './helpers/contract.js';
+import { signed } from './helpers/signing.js';
 
 describe('the OpenAPI document', () => {
+  for (const profile of API_PROFILES) {
+    it(`passes @redocly/cli lint with the recommended rules: 0 errors, 0 warnings (${profile})`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'relay-openapi-'));
+      try {
+        const file = join(dir, 'openapi.json');
+        writeFileSync(file, JSON.stringify(buildOpenApi(profile)));
+        const run = await runNode(
+          ['node_modules/@redocly/cli/bin/cli.js', 'lint', '--extends=recommended', '--format=json', file],
+          { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } as Record<
+            string,
+            string
+          >,
+        );
+        const report = JSON.parse(run.stdout) as { totals: object; problems: unknown[] };
+        expect(report.problems).to.deep.equal([]);
+        expect(report.totals).to.deep.equal({ errors: 0, warnings: 0, ignored: 0 });
+        expect(run.code).to.equal(0);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
+
   let api: TestApi;
   before(async () => {
     api = await startTestApi();
@@ -106,7 +132,7 @@ describe('the OpenAPI document', () => {
   it('has a row for every route the relay mounts (src/routes), with the same method', () => {
     const dir = new URL('../src/routes/', import.meta.url);
     const mounted = readdirSync(dir).flatMap((file) =>
-      [...readFileSync(new URL(file, dir), 'utf8').matchAll(/router\.(get|post)\('([^']+)'/g)].map(
+      [...readFileSync(new URL(file, dir), 'utf8').matchAll(/router\.(get|post)\(\s*'([^']+)'/g)].map(
         ([, method, path]) => `${method} ${path!.replace(/:(\w+)/g, '{$1}')}`,
       ),
     );
