@@ -84,13 +84,22 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
     writeBudget: bytesWritten,
     signed: signedBody(deps.authGate, route, stored),
   });
-  const tokenRegistrations = sharedLimiter(
-    deps.limiterRedis,
-    config.keyPrefix,
-    'tokens',
-    config.tokenRegistrationsPerHour,
-    3600,
-  );
+  const tokenRegistrations = {
+    perPairSide: sharedLimiter(
+      deps.limiterRedis,
+      config.keyPrefix,
+      'tokens',
+      config.tokenRegistrationsPerHour,
+      3600,
+    ),
+    perAddress: sharedLimiter(
+      deps.limiterRedis,
+      config.keyPrefix,
+      'tokenaddress',
+      config.tokenRegistrationsPerAddressPerDay,
+      86_400,
+    ),
+  };
   const syncStore = new SyncStore(redis, keys, config.sync, ack);
   const tokenStore = new TokenStore(redis, keys, ack);
   syncRoutes(

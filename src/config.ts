@@ -69,6 +69,8 @@ export interface Config {
   pushPerPairPerMinute: number;
   /** `POST /v1/token` registrations per pair and side per hour. */
   tokenRegistrationsPerHour: number;
+  /** Token registrations (one per side) per client address per day. */
+  tokenRegistrationsPerAddressPerDay: number;
   /** Operator rows merged into the action-type table at start-up (ACTION_TYPES_EXTRA). */
   actionTypesExtra: ExtraActionType[];
 }
@@ -679,6 +681,12 @@ function read(env: EnvReader): Config {
     socketRoomsMax: env.int('SOCKET_ROOMS_MAX', 4, 1, 10_000),
     pushPerPairPerMinute: env.int('PUSH_PER_PAIR_PER_MINUTE', 6, 1, 1_000_000),
     tokenRegistrationsPerHour: env.int('TOKEN_REGISTRATIONS_PER_HOUR', 20, 1, 1_000_000),
+    tokenRegistrationsPerAddressPerDay: env.int(
+      'TOKEN_REGISTRATIONS_PER_ADDRESS_PER_DAY',
+      1000,
+      1,
+      1_000_000_000,
+    ),
   };
 }
 

@@ -886,6 +886,39 @@ describe('stranger bounds', () => {
     }
   });
 
+  it('TOKEN_REGISTRATIONS_PER_ADDRESS_PER_DAY per client address, over every pair, a sync’s keyToken included', async () => {
+    const api = await startTestApi({ TOKEN_REGISTRATIONS_PER_ADDRESS_PER_DAY: '3' });
+    try {
+      const both = await post(api.url, '/v1/token', {
+        wkIdentity: 'pair-v',
+        keyToken: 'k',
+        walletToken: 'w',
+      });
+      expect(both.status).to.equal(200);
+      const sync = {
+        chain: 'btc',
+        walletIdentity: 'w-v',
+        keyXpub: 'xpub1',
+        wkIdentity: 'pair-w',
+        keyToken: 'k2',
+      };
+      expect((await post(api.url, '/v1/sync', sync)).status).to.equal(200);
+      const over = await post(api.url, '/v1/token', { wkIdentity: 'pair-x', keyToken: 'k3' });
+      expect(over.status).to.equal(429);
+      expect(over.body).to.deep.equal(
+        errorBody(over, 'RATE_LIMITED', 'Too many token registrations from this address; retry later.'),
+      );
+      expect(Number(over.headers.get('retry-after'))).to.be.within(86_000, 86_400);
+      expect(await redis().exists(keys.tokens('pair-x', 'key'))).to.equal(0);
+      expect(await redis().get('relay:rl:tokenaddress:127.0.0.1')).to.equal('4');
+      const syncOver = await post(api.url, '/v1/sync', { ...sync, walletIdentity: 'w-y' });
+      expect(syncOver.status).to.equal(429);
+      expect(await redis().exists(keys.sync('w-y'))).to.equal(0);
+    } finally {
+      await api.stop();
+    }
+  });
+
   it('POST /v1/token is charged to the per-IP write budget', async () => {
     const api = await startTestApi({ WRITE_BUDGET_BYTES: String(2 * 1024 * 1024) });
     try {

@@ -1,6 +1,5 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { StoredAnswer } from '../http/auth.js';
 import { type BodyCharge, jsonBody, SYNC_BODY_LIMIT } from '../http/body.js';
 import { okJson, type RelayState } from '../http/context.js';
@@ -11,7 +10,7 @@ import { SYNC_OPTIONAL_FIELDS, syncBody } from '../schemas/sync.js';
 import type { SyncStore } from '../store/sync-store.js';
 import type { TokenStore } from '../store/token-store.js';
 import type { SyncRecord } from '../types.js';
-import { chargeRegistrations } from './token.js';
+import { chargeRegistrations, type TokenRegistrationLimits } from './token.js';
 
 type SyncRequest = SyncRecord & { keyToken?: string };
 
@@ -64,13 +63,13 @@ export function syncRoutes(
   router: Router<RelayState>,
   stores: { sync: SyncStore; tokens: TokenStore },
   guards: { writeBudget: BodyCharge; signed: Middleware<RelayState> },
-  registrations: RateLimiterAbstract,
+  registrations: TokenRegistrationLimits,
 ): void {
   router.post('/v1/sync', jsonBody(SYNC_BODY_LIMIT, guards.writeBudget), guards.signed, async (ctx) => {
     const body = parseBody(ctx.request.body);
     const token =
       body.keyToken === undefined ? undefined : { wkIdentity: body.wkIdentity, keyToken: body.keyToken };
-    if (token) await chargeRegistrations(registrations, token);
+    if (token) await chargeRegistrations(registrations, ctx, token);
     ctx.state.writing = true;
     const json = await stores.sync.save(toRecord(body));
     if (token) await stores.tokens.save(token);

@@ -22,29 +22,39 @@ export function tokenRoutes(
   router: Router<RelayState>,
   store: TokenStore,
   guards: { writeBudget: BodyCharge; signed: Middleware<RelayState> },
-  registrations: RateLimiterAbstract,
+  registrations: TokenRegistrationLimits,
 ): void {
   router.post('/v1/token', jsonBody(DEFAULT_BODY_LIMIT, guards.writeBudget), guards.signed, async (ctx) => {
     const body = parseBody(ctx.request.body);
-    await chargeRegistrations(registrations, body);
+    await chargeRegistrations(registrations, ctx, body);
     ctx.state.writing = true;
     ok(ctx, await store.save(body));
   });
 }
 
-/** 429 once a side of the pair is over its registrations; charged before anything is written. */
+/**
+ * The limits of token registrations: per pair and side an hour (a stranger cannot push a pair's devices out of its
+ * token list), and per client address a day (nobody fills Redis with tokens kept 180 days).
+ */
+export interface TokenRegistrationLimits {
+  perPairSide: RateLimiterAbstract;
+  perAddress: RateLimiterAbstract;
+}
+
+/** 429 once the address or a side of the pair is over its registrations; charged before anything is written. */
 export async function chargeRegistrations(
-  registrations: RateLimiterAbstract,
+  limits: TokenRegistrationLimits,
+  ctx: { ip: string },
   body: TokenRegistration,
 ): Promise<void> {
-  for (const side of TOKEN_SIDES) {
-    if (body[`${side}Token`] !== undefined) {
-      await consumeOrReject(
-        registrations,
-        `${side}:${body.wkIdentity}`,
-        `${side} token registrations for this pair`,
-      );
-    }
+  const sides = TOKEN_SIDES.filter((side) => body[`${side}Token`] !== undefined);
+  await consumeOrReject(limits.perAddress, ctx, 'token registrations from this address', sides.length);
+  for (const side of sides) {
+    await consumeOrReject(
+      limits.perPairSide,
+      `${side}:${body.wkIdentity}`,
+      `${side} token registrations for this pair`,
+    );
   }
 }
 
