@@ -62,6 +62,7 @@ async function viaIntake(url: string, queue: Queue, admin: RedisClient, jobs: Pu
     queue,
     jobOptions: pushJobOptions(PUSH, TTL_SECONDS),
     claimIdleMs: 30_000,
+    livenessIntervalMs: 10_000,
     log: createLogger('error', {}, () => {}),
   });
   const start = process.cpuUsage();

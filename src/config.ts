@@ -134,6 +134,8 @@ export interface RedisConfig {
   /** A write is acknowledged only once WAIT saw this many replicas take it (0: no WAIT). */
   waitReplicas: number;
   waitTimeoutMs: number;
+  /** The long-lived connections' PING period and answer timeout (docs/operations.md#connection-liveness). */
+  livenessIntervalMs: number;
 }
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFormat = 'json' | 'pretty';
@@ -581,6 +583,8 @@ function read(env: EnvReader): Config {
       waitReplicas: env.int('REDIS_WAIT_REPLICAS', 0, 0, 100),
       // Below the fail-fast command timeout (1500 ms), so the 503 says "not replicated", not "timed out".
       waitTimeoutMs: env.int('REDIS_WAIT_TIMEOUT_MS', 500, 1, 1000),
+      // A dead connection is replaced within three intervals: at most 30 s.
+      livenessIntervalMs: env.int('REDIS_LIVENESS_INTERVAL_MS', 10_000, 100, 10_000),
     },
     keyPrefix: readKeyPrefix(env),
     role,

@@ -63,6 +63,13 @@ const redisClientErrors = new Counter({
   registers: [registry],
 });
 
+const redisLivenessFailures = new Counter({
+  name: 'relay_redis_liveness_failures_total',
+  help: 'Long-lived Redis connections that did not answer a liveness PING in time and were replaced, by client.',
+  labelNames: ['client'] as const,
+  registers: [registry],
+});
+
 const jobOutcomes = new Counter({
   name: 'relay_jobs_total',
   help: 'Finished job attempts by queue and outcome (completed; retried: failed, will run again; failed: final).',
@@ -235,6 +242,10 @@ export function recordRedisUnavailable(): void {
 
 export function recordRedisClientError(client: string): void {
   redisClientErrors.inc({ client });
+}
+
+export function recordRedisLivenessFailure(client: string): void {
+  redisLivenessFailures.inc({ client });
 }
 
 export type PushOutcome = 'sent' | 'token_removed' | 'failed';

@@ -62,6 +62,7 @@ async function startIntake(options: { forgetAfterMs?: number } = {}) {
     queue,
     jobOptions: {},
     claimIdleMs: 60_000,
+    livenessIntervalMs: 10_000,
     log: createLogger('error', {}, () => {}),
     ...options,
   });

@@ -4,6 +4,7 @@ import { errorFields, type Logger } from '../src/log.js';
 import { recordPushIntents, type IntentOutcome } from '../src/metrics.js';
 import { jobOfIntent, pushJobId, pushSide, type PushJob } from '../src/queue/push-jobs.js';
 import { replyCode, type RedisClient } from '../src/redis/clients.js';
+import { Liveness } from '../src/redis/liveness.js';
 import { settlesWithin } from '../src/role.js';
 import type { Keys } from '../src/store/keys.js';
 import { liveTokensSince } from '../src/store/token-store.js';
@@ -30,6 +31,8 @@ export interface IntakeParts {
   queue: Queue;
   jobOptions: JobsOptions;
   claimIdleMs: number;
+  /** The connection's liveness PING period (REDIS_LIVENESS_INTERVAL_MS). */
+  livenessIntervalMs: number;
   log: Logger;
   /** Defaults to an hour. */
   forgetAfterMs?: number;
@@ -50,17 +53,34 @@ export class PushIntake {
   private running: Promise<void> | undefined;
   private wake: (() => void) | undefined;
   private groupReady = false;
-  /** After a start or a failure, this consumer's own unacknowledged intents are taken before new ones. */
+  /**
+   * After a start, a failure or a lost connection, this consumer's own unacknowledged intents are taken before new
+   * ones: a read Redis answered on a connection that then died delivered intents to this consumer that it never saw.
+   */
   private ownFirst = true;
   private claimCursor = '0-0';
   private nextClaimAt = 0;
   private failing = false;
+  private liveness: Liveness | undefined;
 
   constructor(private readonly parts: IntakeParts) {
     this.stream = parts.keys.pushIntents;
   }
 
+  /**
+   * Reads until `stop`. The connection is pinged meanwhile: a silent one would leave a read blocked forever (its
+   * BLOCK is the server's, a dead path never answers); the PING waits behind at most one BLOCK_MS read.
+   */
   start(): void {
+    const { redis, livenessIntervalMs, log } = this.parts;
+    this.liveness = new Liveness(redis, {
+      client: 'pushIntake',
+      intervalMs: livenessIntervalMs,
+      blockedMs: BLOCK_MS,
+      log,
+    });
+    // 'close': this connection; '-node': one of a cluster's.
+    for (const event of ['close', '-node']) redis.on(event, () => (this.ownFirst = true));
     this.running = this.run();
   }
 
@@ -70,6 +90,7 @@ export class PushIntake {
    */
   async stop(): Promise<void> {
     this.stopping = true;
+    this.liveness?.stop();
     this.wake?.();
     if (this.waiting) this.parts.redis.disconnect();
     await settlesWithin(this.running ?? Promise.resolve(), RELEASE_MS);

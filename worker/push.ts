@@ -211,6 +211,7 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
     queue,
     jobOptions: pushJobOptions(config.push, config.action.ttlSeconds),
     claimIdleMs: config.push.intakeClaimMs,
+    livenessIntervalMs: config.redis.livenessIntervalMs,
     log,
   });
   intake.start();

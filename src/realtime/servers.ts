@@ -11,6 +11,7 @@ import { consumeOrReject } from '../http/rate-limit.js';
 import { errorFields, type Logger } from '../log.js';
 import { socketMetrics } from '../metrics.js';
 import { waitReady } from '../redis/clients.js';
+import { Liveness } from '../redis/liveness.js';
 import { settlesWithin } from '../role.js';
 import type { ActionStore } from '../store/action-store.js';
 import { adapterClients, shardedAdapter, type AdapterClients } from './adapter.js';
@@ -47,6 +48,8 @@ export interface RealtimeDeps {
 export class Realtime {
   readonly emitter: ActionEmitter;
   private readonly clients: AdapterClients;
+  /** The adapter's pair, pinged: a silent subscriber would cost every event from other pods. */
+  private readonly liveness: Liveness[];
   private readonly cap: SocketCap;
   private readonly backlogs: Backlogs;
   private readonly servers: RelayServer[] = [];
@@ -55,14 +58,26 @@ export class Realtime {
   constructor(private readonly deps: RealtimeDeps) {
     this.emitter = new ActionEmitter(deps.log);
     this.clients = adapterClients(deps.config.redis.topology);
+    const intervalMs = deps.config.redis.livenessIntervalMs;
+    this.liveness = (['pub', 'sub'] as const).map(
+      (end) =>
+        new Liveness(this.clients[end], {
+          client: end === 'pub' ? 'socketPub' : 'socketSub',
+          intervalMs,
+          log: deps.log,
+        }),
+    );
     this.cap = new SocketCap(deps.config.socketsPerIp, deps.config.socketHandshakes.connectTimeoutMs);
     const { perSocket, perPod } = deps.config.socketBacklog;
     this.backlogs = new Backlogs(perSocket, perPod, deps.log);
   }
 
-  /** Whether both paths serve sockets (readiness waits for it). */
+  /**
+   * Whether both paths serve sockets (readiness waits for it) and the adapter's connections answer: a pod whose
+   * subscriber went silent gets no events from other pods until Liveness has replaced it.
+   */
   serving(): boolean {
-    return this.servers.length === SIDES.length;
+    return this.servers.length === SIDES.length && this.liveness.every((check) => check.alive());
   }
 
   /**
@@ -141,8 +156,9 @@ export class Realtime {
   }
 
   /**
-   * The adapter's subscriber reconnected (a Redis restart, a Sentinel failover: `ready` again; a failover of a
-   * cluster shard: its sharded subscriber replaced, `subscribersReady`). Notices published meanwhile never came,
+   * The adapter's subscriber reconnected (a Redis restart, a Sentinel failover, a silent connection Liveness
+   * replaced: `ready` again; a failover of a cluster shard or a silent shard connection: its sharded subscriber
+   * replaced, `subscribersReady`). Notices published meanwhile never came,
    * so the pod replays each key room's current record; sockets that had it already are skipped by its id.
    */
   private replayAfterGaps(io: RelayServer, replay: Replay): void {
@@ -215,6 +231,7 @@ export class Realtime {
    * went out before (it is published on the turn of its answer, the server closes on a later one).
    */
   async closeAdapter(): Promise<void> {
+    for (const check of this.liveness) check.stop();
     // QUIT waits behind the notices and the unsubscribes queued before it; with Redis away it would wait for good.
     await settlesWithin(Promise.allSettled([this.clients.pub.quit(), this.clients.sub.quit()]), 1000);
     this.clients.pub.disconnect();

@@ -47,6 +47,12 @@ const PUBLISH_RETRIES = 20;
 /** Roles that wait out an outage instead of failing fast: BullMQ workers and the adapter's subscriber. */
 const retriesForever = (role: RedisRole) => role === 'worker' || role === 'socketSub';
 
+/**
+ * TCP keep-alive probes start after this long idle, so the kernel drops a connection whose peer is gone. A path
+ * that still acknowledges but no longer forwards is for Liveness (liveness.ts) to find.
+ */
+const KEEP_ALIVE_MS = 10_000;
+
 function reconnectDelay(attempt: number): number {
   return Math.min(100 * attempt, 1000);
 }
@@ -65,6 +71,7 @@ function reconnectOnReadOnly(role: RedisRole) {
 export function redisOptions(role: RedisRole): RedisOptions {
   const base: RedisOptions = {
     connectTimeout: 2000,
+    keepAlive: KEEP_ALIVE_MS,
     retryStrategy: reconnectDelay,
     lazyConnect: false,
     connectionName: `relay-${role.replace(/[A-Z]/g, (upper) => `-${upper.toLowerCase()}`)}`,
