@@ -10,6 +10,22 @@ import { runNode } from './helpers/child.js';
 import { ContractChecker } from './helpers/contract.js';
 import { signed } from './helpers/signing.js';
 
+/** An answer as the test client sees it: a POST to `target` with the headers every /v1 answer carries. */
+const exchange = (target: string, status: number, body: unknown, headers: Record<string, string> = {}) => ({
+  method: 'POST',
+  target,
+  status,
+  headers: {
+    'x-request-id': 'r',
+    'x-content-type-options': 'nosniff',
+    'ratelimit-limit': '1',
+    'ratelimit-remaining': '1',
+    'ratelimit-reset': '1',
+    ...headers,
+  },
+  text: JSON.stringify(body),
+});
+
 describe('the OpenAPI document', () => {
   for (const profile of API_PROFILES) {
     it(`passes @redocly/cli lint with the recommended rules: 0 errors, 0 warnings (${profile})`, async () => {
@@ -148,21 +164,13 @@ describe('the OpenAPI document', () => {
 
   describe('the test client checks every request the relay accepted against it', () => {
     const checker = new ContractChecker();
+    /** A 200 the relay could have answered to `request`, sent to `target`. */
     const accepted = (target: string, request: unknown, data: unknown) => ({
+      ...exchange(target, 200, { success: true, data }),
       method: target.startsWith('/v1/action/') ? 'GET' : 'POST',
-      target,
       ...(request === undefined
         ? {}
         : { request: { type: 'application/json', text: JSON.stringify(request) } }),
-      status: 200,
-      headers: {
-        'x-request-id': 'r',
-        'x-content-type-options': 'nosniff',
-        'ratelimit-limit': '1',
-        'ratelimit-remaining': '1',
-        'ratelimit-reset': '1',
-      },
-      text: JSON.stringify({ success: true, data }),
     });
     const counts = { wkIdentity: 'pair', keyTokens: 1, walletTokens: 0 };
 
@@ -185,25 +193,6 @@ describe('the OpenAPI document', () => {
 
   describe('the test client checks every response against it', () => {
     const checker = new ContractChecker();
-    const exchange = (
-      target: string,
-      status: number,
-      body: unknown,
-      headers: Record<string, string> = {},
-    ) => ({
-      method: 'POST',
-      target,
-      status,
-      headers: {
-        'x-request-id': 'r',
-        'x-content-type-options': 'nosniff',
-        'ratelimit-limit': '1',
-        'ratelimit-remaining': '1',
-        'ratelimit-reset': '1',
-        ...headers,
-      },
-      text: JSON.stringify(body),
-    });
 
     it('a real answer passes; the same answer with a field of the wrong type fails', async () => {
       const res = await post(api.url, '/v1/token', { wkIdentity: 'pair', keyToken: 't' });
