@@ -114,6 +114,7 @@ describe('process lifecycle', () => {
           topology: { kind: 'standalone', url: 'redis://127.0.0.1:6379', explicit: false },
           waitReplicas: 0,
           waitTimeoutMs: 500,
+          livenessIntervalMs: 10_000,
         },
         keyPrefix: 'relay:',
         role: 'all',

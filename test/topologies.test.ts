@@ -66,11 +66,13 @@ describe('Redis topology configuration', () => {
       },
       waitReplicas: 0,
       waitTimeoutMs: 500,
+      livenessIntervalMs: 10_000,
     });
     expect(loadConfig({ REDIS_URL: 'rediss://u:p@h:6380', REDIS_WAIT_REPLICAS: '1' }).redis).to.deep.equal({
       topology: { kind: 'standalone', url: 'rediss://u:p@h:6380', explicit: true },
       waitReplicas: 1,
       waitTimeoutMs: 500,
+      livenessIntervalMs: 10_000,
     });
   });
 

@@ -51,8 +51,11 @@ export async function startTestApi(overrides: Record<string, string> = {}): Prom
   return { url: handle.url, config, handle, logs, stop: () => handle.stop() };
 }
 
-/** Polls /readyz, as a load balancer would, so tests start against a connected instance. */
-export async function waitUntilReady(url: string, timeoutMs = 5000): Promise<void> {
+/**
+ * Polls /readyz, as a load balancer would, so tests start against a connected instance. Generous: on a cluster
+ * readiness waits for the adapter's sharded subscribers, which take seconds on a loaded machine.
+ */
+export async function waitUntilReady(url: string, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while ((await fetch(`${url}/readyz`).catch(() => undefined))?.status !== 200) {
     if (Date.now() > deadline) throw new Error(`${url} not ready after ${timeoutMs} ms`);
