@@ -587,18 +587,29 @@ describe('push notifications (docs/api.md#what-a-push-carries)', () => {
     expect(fcm.sentTo()).to.deep.equal([token('k1')]);
   });
 
-  it('the intake outlives a Redis restart that lost its group, and takes the intents appended after it', async () => {
+  it('the intake outlives a Redis restart that lost its group, and takes the intents appended after it', async function () {
+    // Generous: the API's and the intake's connections come back on ioredis' backoff, slower on a loaded machine.
+    const afterRestartMs = 20_000;
+    this.timeout(3 * afterRestartMs);
     await startFcmWorker();
     await waitFor('the intake’s group', async () => (await redis().exists(keys.pushIntents)) === 1);
     await testRedis().stop();
     await testRedis().start();
     // Redis came back empty: no group, no stream, no tokens. The API stores again once it reconnected.
-    await waitFor('the API to store again', async () => {
-      const res = await post(api.url, '/v1/token', { wkIdentity: PAIR, keyToken: token('k1') });
-      return res.status === 200;
-    });
+    await waitFor(
+      'the API to store again',
+      async () => {
+        const res = await post(api.url, '/v1/token', { wkIdentity: PAIR, keyToken: token('k1') });
+        return res.status === 200;
+      },
+      afterRestartMs,
+    );
     const record = await postAction(TX);
-    await completed(record);
+    await waitFor(
+      `push job of ${record.action} completed`,
+      () => isCompleted(pushJobId(record)),
+      afterRestartMs,
+    );
     expect(fcm.sentTo()).to.deep.equal([token('k1')]);
     const messages = worker!.logs.map((line) => line.msg);
     expect(messages).to.include.members(['push intake failed; retrying', 'push intake resumed']);
