@@ -41,10 +41,6 @@ export interface Admission {
   log: Logger;
 }
 
-/**
- * Modes, pins and nonces around the pure checks of verify.ts, the same for HTTP writes and socket joins.
- * A request refused at any step spends nothing: the nonce is spent last, once every check passed.
- */
 /** An admitted request: the body later layers see, and how to unspend its nonce if the relay then fails it. */
 export interface Admitted {
   body: Record<string, unknown>;
@@ -68,6 +64,10 @@ function credentialDigest(body: Readonly<Record<string, unknown>>): string {
 
 const NOTHING_SPENT = async () => {};
 
+/**
+ * Modes, pins and nonces around the pure checks of verify.ts, the same for HTTP writes and socket joins.
+ * A request refused at any step spends nothing: the nonce is spent last, once every check passed.
+ */
 export class AuthGate {
   constructor(
     private readonly settings: AuthConfig,
