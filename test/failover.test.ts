@@ -155,7 +155,10 @@ for (const name of ['sentinel', 'cluster'] as TopologyName[]) {
       expect(reads.filter((read) => read.ms >= 1000)).to.deep.equal([]);
     });
 
-    it('a master killed under load: only 200 or 503, no acknowledged write lost, recovery without restart', async () => {
+    it('a master killed under load: only 200 or 503, no acknowledged write lost, recovery without restart', async function () {
+      // Generous: a promotion, the old master's rejoin and its resync took over 30 s on a machine with a core hogged.
+      const recoveryMs = 50_000;
+      this.timeout(3 * recoveryMs);
       // The master of the support queue, and a record of the same master to probe its recovery with.
       const { master: victim, replicas } = await topology.serversOf(
         queueKey('relay:', SUPPORT_QUEUE, 'wait'),
@@ -180,13 +183,13 @@ for (const name of ['sentinel', 'cluster'] as TopologyName[]) {
       await waitFor(
         'a replica to be promoted',
         async () => (await topology.serversOf(keys.sync(probe)).catch(() => undefined))?.master !== victim,
-        30_000,
+        recoveryMs,
       );
       await topology.rejoin(victim);
       await waitFor(
         'writes to the lost slots to succeed',
         async () => (await write(api, probe)) === 200,
-        30_000,
+        recoveryMs,
       );
       await traffic.stop();
 
