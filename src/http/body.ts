@@ -135,19 +135,31 @@ const CLOSERS = new Set([0x5d, 0x7d]);
  * No byte of a multi-byte UTF-8 character is ASCII, so none is taken for a quote, a bracket or a comma;
  * malformed text is left for JSON.parse to refuse.
  */
+/**
+ * Where the string opened at `start` ends: the next quote not escaped by an odd run of backslashes, found with
+ * the native byte search (payloads are megabyte strings), or -1.
+ */
+function stringEnd(bytes: Buffer, start: number): number {
+  for (let end = start; ; ) {
+    end = bytes.indexOf(QUOTE, end + 1);
+    if (end === -1) return -1;
+    let backslashes = 0;
+    while (bytes[end - 1 - backslashes] === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return end;
+  }
+}
+
 function overLimits(bytes: Buffer): string | undefined {
   // Per open array or object: its fields so far (objects), or -1 (arrays, whose length only `values` bounds).
   const open: number[] = [];
   // Commas separate values: as many as the body's values, less one per array and object.
   let commas = 0;
-  let inString = false;
   for (let i = 0; i < bytes.length; i++) {
     const byte = bytes[i]!;
-    if (inString) {
-      if (byte === BACKSLASH) i++;
-      else if (byte === QUOTE) inString = false;
-    } else if (byte === QUOTE) inString = true;
-    else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
+    if (byte === QUOTE) {
+      i = stringEnd(bytes, i);
+      if (i === -1) return undefined; // unterminated: JSON.parse refuses it
+    } else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
       if (open.length === JSON_LIMITS.depth) return 'is nested deeper than any request needs';
       open.push(byte === OPEN_OBJECT ? 1 : -1);
     } else if (CLOSERS.has(byte)) open.pop();
