@@ -140,7 +140,7 @@ const CLOSERS = new Set([0x5d, 0x7d]);
  * the native byte search (payloads are megabyte strings), or -1.
  */
 function stringEnd(bytes: Buffer, start: number): number {
-  for (let end = start; ; ) {
+  for (let end = start; ;) {
     end = bytes.indexOf(QUOTE, end + 1);
     if (end === -1) return -1;
     let backslashes = 0;
