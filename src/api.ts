@@ -48,9 +48,11 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
     readiness: {
       draining: () => draining,
       // The socket paths are served once the adapter's Redis connections were ready (see Realtime); the mailboxes
-      // (routes, replay, events from other pods) need their own client ready as well as the other stores'.
+      // (routes, replay, events from other pods) need their own client ready as well as the other stores', and
+      // with REDIS_WAIT_REPLICAS the write confirmations theirs.
       redisAnswers: async () =>
         realtime.serving() &&
+        ack.ready() &&
         (await Promise.all([redisServes(redis), redisServes(bulkRedis)])).every(Boolean),
     },
   });

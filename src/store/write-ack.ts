@@ -112,6 +112,11 @@ export class WriteAck {
     }
   }
 
+  /** Whether every confirmation connection is connected: a pod that cannot confirm writes is not ready for them. */
+  ready(): boolean {
+    return this.pool.every((connection) => connection.status === 'ready');
+  }
+
   async close(): Promise<void> {
     await Promise.allSettled(this.pool.map((connection) => connection.quit()));
   }

@@ -23,8 +23,8 @@ export const syncRecord = (walletIdentity: string) => ({
 
 /**
  * A real Redis topology on loopback ports, for the parametrised suites. Timeouts are small so that failovers
- * take a few seconds: Sentinel's down-after-milliseconds is 1000 ms, cluster-node-timeout 2000 ms (at 1000 ms one
- * full run saw the cluster suite's WAIT answer too few replicas, likely a spurious failover of a stalled node).
+ * take a few seconds: Sentinel's down-after-milliseconds and cluster-node-timeout are 2000 ms (at 1000 ms, on a
+ * loaded machine, a stalled node was taken for dead: spurious failovers kept writes failing for tens of seconds).
  */
 export interface TestTopology {
   name: TopologyName;
@@ -81,8 +81,8 @@ async function sentinel(): Promise<TestTopology> {
       await startPrivateRedis({
         sentinelConfig: [
           `sentinel monitor ${SENTINEL_NAME} 127.0.0.1 ${master.port} 2`,
-          `sentinel down-after-milliseconds ${SENTINEL_NAME} 1000`,
-          `sentinel failover-timeout ${SENTINEL_NAME} 2000`,
+          `sentinel down-after-milliseconds ${SENTINEL_NAME} 2000`,
+          `sentinel failover-timeout ${SENTINEL_NAME} 4000`,
           `sentinel parallel-syncs ${SENTINEL_NAME} 1`,
           '',
         ].join('\n'),
