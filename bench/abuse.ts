@@ -22,7 +22,7 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { freePort, startPrivateRedis } from '../src/redis/server.js';
+import { freePort, startPrivateRedis } from '../src/core/redis/server.js';
 import { memoryOf, ROOT, round, spawnChild, type Child } from './children.js';
 
 const { values: args } = parseArgs({

@@ -5,11 +5,11 @@
  * key token, 64 at a time for `add` as under the benchmark's load.
  */
 import { Queue } from 'bullmq';
-import { createLogger } from '../src/log.js';
-import { intentFields, PUSH_QUEUE, pushJobId, pushJobOptions, type PushJob } from '../src/queue/push-jobs.js';
-import { queuePrefix } from '../src/queue/prefix.js';
-import { createRedis, type RedisClient } from '../src/redis/clients.js';
-import { keysFor } from '../src/store/keys.js';
+import { createLogger } from '../src/core/log.js';
+import { intentFields, PUSH_QUEUE, pushJobId, pushJobOptions, type PushJob } from '../src/push/jobs.js';
+import { queuePrefix } from '../src/core/queue/prefix.js';
+import { createRedis, type RedisClient } from '../src/core/redis/clients.js';
+import { keysFor } from '../src/core/redis/keys.js';
 import { PushIntake } from '../worker/push-intake.js';
 import { median } from './load.js';
 

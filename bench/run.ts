@@ -25,7 +25,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { freePort, startPrivateRedis } from '../src/redis/server.js';
+import { freePort, startPrivateRedis } from '../src/core/redis/server.js';
 import {
   compile,
   entryArgs,

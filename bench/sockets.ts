@@ -7,7 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { io, type Socket } from 'socket.io-client';
-import { freePort } from '../src/redis/server.js';
+import { freePort } from '../src/core/redis/server.js';
 import { cpuMsOf, memoryOf, round, type Child } from './children.js';
 import { drive, median, type Summary } from './load.js';
 

@@ -7,8 +7,8 @@
 import { createPublicKey, createHash, verify as nodeVerify, type KeyObject } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { framedMessage, signedMessageDigest, verifyMessage } from '../src/auth/bitcoin.js';
-import { verifyCredential } from '../src/auth/verify.js';
+import { framedMessage, signedMessageDigest, verifyMessage } from '../src/identity/bitcoin.js';
+import { verifyCredential } from '../src/identity/verify.js';
 import { dataOf, PAIR, publicKeyOf, signed, STRANGER_PRIVATE, OTHER_PAIR } from '../test/helpers/signing.js';
 
 /** SubjectPublicKeyInfo of a compressed secp256k1 key: the fixed DER header, then the 33 bytes. */

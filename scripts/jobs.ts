@@ -6,13 +6,13 @@
  */
 import { Queue, type Job } from 'bullmq';
 import { once } from 'node:events';
-import { ConfigError, loadConfig, type Config, type RedisTopology } from '../src/config.js';
-import { queuePrefix } from '../src/queue/prefix.js';
-import { PUSH_QUEUE } from '../src/queue/push-jobs.js';
-import { SUPPORT_QUEUE } from '../src/queue/support-jobs.js';
+import { ConfigError, loadConfig, type Config, type RedisTopology } from '../src/core/config/config.js';
+import { queuePrefix } from '../src/core/queue/prefix.js';
+import { PUSH_QUEUE } from '../src/push/jobs.js';
+import { SUPPORT_QUEUE } from '../src/support/jobs.js';
 import { REFRESH_QUEUE } from '../worker/refresh.js';
-import { createRedis, waitReady } from '../src/redis/clients.js';
-import { redisAddress } from '../src/redis/outage-log.js';
+import { createRedis, waitReady } from '../src/core/redis/clients.js';
+import { redisAddress } from '../src/core/redis/outage-log.js';
 
 const PAGE = 100;
 /** The variable that says where Redis is, for each topology. */

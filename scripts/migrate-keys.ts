@@ -18,10 +18,10 @@
 import { Queue, type Job } from 'bullmq';
 import { Cluster } from 'ioredis';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../src/config.js';
-import { queuePrefix } from '../src/queue/prefix.js';
-import { createRedis, waitReady, type RedisClient } from '../src/redis/clients.js';
-import { TOKEN_SIDES } from '../src/store/keys.js';
+import { loadConfig } from '../src/core/config/config.js';
+import { queuePrefix } from '../src/core/queue/prefix.js';
+import { createRedis, waitReady, type RedisClient } from '../src/core/redis/clients.js';
+import { TOKEN_SIDES } from '../src/core/redis/keys.js';
 
 /** The queue prefixes of the earlier layouts, and a pattern of each one's queue meta keys. */
 const OLD_QUEUE_LAYOUTS = [

@@ -1,19 +1,19 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
-import { addActionTypes } from './action-types.js';
+import { addActionTypes } from './mailbox/action-types.js';
 import { buildApp } from './app.js';
-import type { Config } from './config.js';
-import { answerClientErrors, clientGone } from './http/client-errors.js';
-import { FrontDoor, RelayResponse } from './http/front-door.js';
-import { listen } from './listen.js';
-import { errorFields, type Logger } from './log.js';
+import type { Config } from './core/config/config.js';
+import { answerClientErrors, clientGone } from './core/http/client-errors.js';
+import { FrontDoor, RelayResponse } from './core/http/front-door.js';
+import { listen } from './core/http/listen.js';
+import { errorFields, type Logger } from './core/log.js';
 import { Realtime } from './realtime/servers.js';
-import { createRedis, redisServes } from './redis/clients.js';
-import type { RoleHandle } from './role.js';
-import { AuthGate } from './auth/gate.js';
-import { ActionStore } from './store/action-store.js';
-import { AuthStore } from './store/auth-store.js';
-import { keysFor } from './store/keys.js';
-import { WriteAck } from './store/write-ack.js';
+import { createRedis, redisServes } from './core/redis/clients.js';
+import type { RoleHandle } from './core/role.js';
+import { AuthGate } from './identity/gate.js';
+import { ActionStore } from './mailbox/store.js';
+import { AuthStore } from './identity/store.js';
+import { keysFor } from './core/redis/keys.js';
+import { WriteAck } from './core/redis/write-ack.js';
 
 export interface ApiHandle extends RoleHandle {
   readonly server: Server;

@@ -1,11 +1,11 @@
 import { startApi } from './api.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
-import { captureConsole, createLogger, errorFields, type Logger } from './log.js';
-import { startMetricsServer } from './metrics.js';
-import { logRedisOutages } from './redis/clients.js';
-import { redisForLaptop } from './redis/dev-redis.js';
-import { reportRedisSettings } from './redis/settings-report.js';
-import { settlesWithin, type RoleHandle } from './role.js';
+import { ConfigError, loadConfig, type Config } from './core/config/config.js';
+import { captureConsole, createLogger, errorFields, type Logger } from './core/log.js';
+import { startMetricsServer } from './core/metrics.js';
+import { logRedisOutages } from './core/redis/clients.js';
+import { redisForLaptop } from './core/redis/dev-redis.js';
+import { reportRedisSettings } from './core/redis/settings-report.js';
+import { settlesWithin, type RoleHandle } from './core/role.js';
 import { startWorker } from '../worker/main.js';
 
 /** One line on stderr and a non-zero exit: for what stops start-up before the relay has said anything. */

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { API_PROFILES } from '../src/config.js';
+import { API_PROFILES } from '../src/core/config/config.js';
 import { errorBody, get, post, startTestApi, type TestApi } from './helpers/api.js';
 import { actionRecord, readBody, readData } from './helpers/profile.js';
 import { commandsDuring, redis } from './helpers/redis.js';

@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { Parser } from '@asyncapi/parser';
 import { expect } from 'chai';
 import { parse } from 'yaml';
-import { ACTION_TYPES } from '../src/action-types.js';
-import type { ApiProfile } from '../src/config.js';
-import { buildAsyncApi } from '../src/openapi/asyncapi.js';
-import { buildOpenApi } from '../src/openapi/document.js';
+import { ACTION_TYPES } from '../src/mailbox/action-types.js';
+import type { ApiProfile } from '../src/core/config/config.js';
+import { buildAsyncApi } from '../src/contract/asyncapi.js';
+import { buildOpenApi } from '../src/contract/document.js';
 
 const text = readFileSync(new URL('../docs/asyncapi.yaml', import.meta.url), 'utf8');
 

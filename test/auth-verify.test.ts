@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { bodyDigest, verifyCredential, type Purpose, type SignedRequest } from '../src/auth/verify.js';
-import { ipBucket } from '../src/http/client-ip.js';
+import { bodyDigest, verifyCredential, type Purpose, type SignedRequest } from '../src/identity/verify.js';
+import { ipBucket } from '../src/core/http/client-ip.js';
 import {
   OTHER_PAIR,
   PAIR,

@@ -16,10 +16,10 @@ import {
   type ActionRecord,
   type PairKeys,
 } from '../client/index.js';
-import { bodyDigest as relayBodyDigest } from '../src/auth/verify.js';
-import { API_PROFILES } from '../src/config.js';
-import { keysFor } from '../src/store/keys.js';
-import { MarketStore } from '../src/store/market-store.js';
+import { bodyDigest as relayBodyDigest } from '../src/identity/verify.js';
+import { API_PROFILES } from '../src/core/config/config.js';
+import { keysFor } from '../src/core/redis/keys.js';
+import { MarketStore } from '../src/market/store.js';
 import { post, startTestApi, type TestApi } from './helpers/api.js';
 import { checkContract } from './helpers/contract.js';
 import { redis } from './helpers/redis.js';

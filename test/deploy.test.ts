@@ -6,10 +6,10 @@ import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { parse, parseAllDocuments } from 'yaml';
-import { knownEnvVars, loadConfig, type Config } from '../src/config.js';
-import { createLogger } from '../src/log.js';
-import { registry, startMetricsServer, type MetricsHandle } from '../src/metrics.js';
-import { freePort } from '../src/redis/server.js';
+import { knownEnvVars, loadConfig, type Config } from '../src/core/config/config.js';
+import { createLogger } from '../src/core/log.js';
+import { registry, startMetricsServer, type MetricsHandle } from '../src/core/metrics.js';
+import { freePort } from '../src/core/redis/server.js';
 import { startTestApi, testEnv, waitUntilReady, type TestApi } from './helpers/api.js';
 import {
   composeErrors,

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { OPERATIONS } from '../src/openapi/document.js';
+import { OPERATIONS } from '../src/contract/document.js';
 
 /** The repository stands alone: its docs are the contract, and every link into them lands on a heading. */
 

@@ -12,8 +12,8 @@ import { connectClient, connected, joinsHandled, joinsSettled } from './helpers/
 import { waitFor } from './helpers/wait.js';
 import { channelPrefix } from '../src/realtime/adapter.js';
 import { startTestWorker, type TestWorker } from './helpers/worker.js';
-import { queueKey } from '../src/queue/prefix.js';
-import { SUPPORT_QUEUE } from '../src/queue/support-jobs.js';
+import { queueKey } from '../src/core/queue/prefix.js';
+import { SUPPORT_QUEUE } from '../src/support/jobs.js';
 
 /** Far above any honest answer: a request still open after this is a hang. */
 const HANG_MS = 8000;

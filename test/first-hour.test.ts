@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { knownEnvVars, loadConfig } from '../src/config.js';
-import { createLogger } from '../src/log.js';
-import { createRedis } from '../src/redis/clients.js';
+import { knownEnvVars, loadConfig } from '../src/core/config/config.js';
+import { createLogger } from '../src/core/log.js';
+import { createRedis } from '../src/core/redis/clients.js';
 import { errorBody, get, startTestApi, testEnv } from './helpers/api.js';
 import { redis } from './helpers/redis.js';
 import { startTopology } from './helpers/topologies.js';

@@ -2,8 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { get as httpGet } from 'node:http';
 import { expect } from 'chai';
-import { registry } from '../src/metrics.js';
-import { loadConfig } from '../src/config.js';
+import { registry } from '../src/core/metrics.js';
+import { loadConfig } from '../src/core/config/config.js';
 import {
   errorBody,
   get,

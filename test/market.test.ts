@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import { UTXO_CHAINS } from '../src/chains.js';
-import { ConfigError, knownEnvVars, loadConfig } from '../src/config.js';
-import { createLogger } from '../src/log.js';
-import { createRedis, type RedisClient } from '../src/redis/clients.js';
-import { keysFor } from '../src/store/keys.js';
-import { MarketStore } from '../src/store/market-store.js';
+import { UTXO_CHAINS } from '../src/core/chains.js';
+import { ConfigError, knownEnvVars, loadConfig } from '../src/core/config/config.js';
+import { createLogger } from '../src/core/log.js';
+import { createRedis, type RedisClient } from '../src/core/redis/clients.js';
+import { keysFor } from '../src/core/redis/keys.js';
+import { MarketStore } from '../src/market/store.js';
 import { refreshJobs } from '../worker/refresh.js';
 import { errorBody, get, startTestApi, testEnv, type TestApi } from './helpers/api.js';
 import type { FakeReply } from './helpers/fake-upstream.js';

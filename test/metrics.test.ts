@@ -1,17 +1,17 @@
 import { Queue, Worker } from 'bullmq';
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { loadConfig } from '../src/config.js';
-import { createLogger } from '../src/log.js';
+import { loadConfig } from '../src/core/config/config.js';
+import { createLogger } from '../src/core/log.js';
 import {
   instrumentWorker,
   registry,
   startMetricsServer,
   watchQueueDepth,
   type MetricsHandle,
-} from '../src/metrics.js';
-import { createRedis } from '../src/redis/clients.js';
-import { freePort } from '../src/redis/server.js';
+} from '../src/core/metrics.js';
+import { createRedis } from '../src/core/redis/clients.js';
+import { freePort } from '../src/core/redis/server.js';
 import { get, request, startTestApi, testEnv, waitUntilReady, type TestApi } from './helpers/api.js';
 import { parsePrometheus, valueOf, type Scrape } from './helpers/prometheus.js';
 import { testRedis, testTopology } from './helpers/redis.js';

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { expect } from 'chai';
-import { API_PROFILES } from '../src/config.js';
-import { buildOpenApi, OPERATIONS } from '../src/openapi/document.js';
+import { API_PROFILES } from '../src/core/config/config.js';
+import { buildOpenApi, OPERATIONS } from '../src/contract/document.js';
 import { get, post, startTestApi, type TestApi } from './helpers/api.js';
 import { runNode } from './helpers/child.js';
 import { ContractChecker } from './helpers/contract.js';
@@ -145,9 +145,12 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(doc.paths).sort()).to.deep.equal([...new Set(OPERATIONS.map((o) => o.path))].sort());
   });
 
-  it('has a row for every route the relay mounts (src/routes), with the same method', () => {
-    const dir = new URL('../src/routes/', import.meta.url);
-    const mounted = readdirSync(dir).flatMap((file) =>
+  it('has a row for every route the relay mounts (the route files of src/), with the same method', () => {
+    const dir = new URL('../src/', import.meta.url);
+    const routeFiles = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) =>
+      /routes?\.ts$/.test(f),
+    );
+    const mounted = routeFiles.flatMap((file) =>
       [...readFileSync(new URL(file, dir), 'utf8').matchAll(/router\.(get|post)\(\s*'([^']+)'/g)].map(
         ([, method, path]) => `${method} ${path!.replace(/:(\w+)/g, '{$1}')}`,
       ),

@@ -1,14 +1,14 @@
 import { expect } from 'chai';
 import { writeFileSync } from 'node:fs';
-import { ConfigError, loadConfig } from '../src/config.js';
-import { registry } from '../src/metrics.js';
-import { intentFields, PUSH_QUEUE, pushJobId, tokenDigest } from '../src/queue/push-jobs.js';
-import { keysFor } from '../src/store/keys.js';
-import { WriteAck } from '../src/store/write-ack.js';
-import { queueKey } from '../src/queue/prefix.js';
-import { THIRD_PARTY_AUTH_REASON } from '../src/providers/push/fcm.js';
-import { TokenStore } from '../src/store/token-store.js';
-import type { ActionRecord } from '../src/types.js';
+import { ConfigError, loadConfig } from '../src/core/config/config.js';
+import { registry } from '../src/core/metrics.js';
+import { intentFields, PUSH_QUEUE, pushJobId, tokenDigest } from '../src/push/jobs.js';
+import { keysFor } from '../src/core/redis/keys.js';
+import { WriteAck } from '../src/core/redis/write-ack.js';
+import { queueKey } from '../src/core/queue/prefix.js';
+import { THIRD_PARTY_AUTH_REASON } from '../src/push/fcm/fcm.js';
+import { TokenStore } from '../src/push/token-store.js';
+import type { ActionRecord } from '../src/core/types.js';
 import { get, post, startTestApi, testEnv, type TestApi } from './helpers/api.js';
 import {
   fcmError,
@@ -20,14 +20,14 @@ import {
   UNREGISTERED,
 } from './helpers/fake-fcm.js';
 import { parsePrometheus, valueOf } from './helpers/prometheus.js';
-import { createRedis } from '../src/redis/clients.js';
+import { createRedis } from '../src/core/redis/clients.js';
 import { redis, testRedis, testTopology } from './helpers/redis.js';
 import { waitFor } from './helpers/wait.js';
 import { startTestWorker, type TestWorker } from './helpers/worker.js';
 import { INTAKE_GROUP, PushIntake } from '../worker/push-intake.js';
 import { Queue } from 'bullmq';
-import { createLogger } from '../src/log.js';
-import { queuePrefix } from '../src/queue/prefix.js';
+import { createLogger } from '../src/core/log.js';
+import { queuePrefix } from '../src/core/queue/prefix.js';
 
 const PAIR = 'bc1q' + 'p'.repeat(58);
 const OTHER_PAIR = 'bc1q' + 'o'.repeat(58);

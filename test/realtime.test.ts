@@ -1,13 +1,13 @@
 import { expect } from 'chai';
 import { WebSocket } from 'ws';
-import { actionTypeRule, BUILT_IN_ACTION_TYPES as ACTION_TYPES, type Side } from '../src/action-types.js';
-import { API_PROFILES, ConfigError, loadConfig } from '../src/config.js';
+import { actionTypeRule, BUILT_IN_ACTION_TYPES as ACTION_TYPES, type Side } from '../src/mailbox/action-types.js';
+import { API_PROFILES, ConfigError, loadConfig } from '../src/core/config/config.js';
 import { Server } from 'socket.io';
-import { registry } from '../src/metrics.js';
+import { registry } from '../src/core/metrics.js';
 import { adapterClients, shardedAdapter } from '../src/realtime/adapter.js';
 import { STORED_NOTICE } from '../src/realtime/emitter.js';
-import { waitReady } from '../src/redis/clients.js';
-import { startPrivateRedis, type PrivateRedis } from '../src/redis/server.js';
+import { waitReady } from '../src/core/redis/clients.js';
+import { startPrivateRedis, type PrivateRedis } from '../src/core/redis/server.js';
 import { Redis } from 'ioredis';
 import { post, get, startTestApi, testEnv, type TestApi } from './helpers/api.js';
 import { redis, testRedis } from './helpers/redis.js';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
-import { createRedis, isRedisUnavailable, replyCode } from '../src/redis/clients.js';
-import { freePort, startPrivateRedis, type PrivateRedis } from '../src/redis/server.js';
+import { createRedis, isRedisUnavailable, replyCode } from '../src/core/redis/clients.js';
+import { freePort, startPrivateRedis, type PrivateRedis } from '../src/core/redis/server.js';
 import { redis, testRedis } from './helpers/redis.js';
 
 /** The error a command rejects with. */

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { loadConfig } from '../src/config.js';
-import { createLogger } from '../src/log.js';
-import type { RoleHandle } from '../src/role.js';
+import { loadConfig } from '../src/core/config/config.js';
+import { createLogger } from '../src/core/log.js';
+import type { RoleHandle } from '../src/core/role.js';
 import { startRefresh } from '../worker/refresh.js';
 import { get, startTestApi, testEnv } from './helpers/api.js';
 import { MarketFakes } from './helpers/market-fakes.js';

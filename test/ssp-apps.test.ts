@@ -1,9 +1,9 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { base58 } from '@scure/base';
 import { expect } from 'chai';
-import { API_PROFILES } from '../src/config.js';
-import { keysFor } from '../src/store/keys.js';
-import { MarketStore } from '../src/store/market-store.js';
+import { API_PROFILES } from '../src/core/config/config.js';
+import { keysFor } from '../src/core/redis/keys.js';
+import { MarketStore } from '../src/market/store.js';
 import { errorBody, get, post, request, startTestApi, type Reply, type TestApi } from './helpers/api.js';
 import { redis } from './helpers/redis.js';
 import { OTHER_PAIR, PAIR, signed, type Pair } from './helpers/signing.js';

@@ -3,10 +3,10 @@ import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
-import { ConfigError, loadConfig } from '../src/config.js';
-import { createLogger } from '../src/log.js';
-import { redisForLaptop } from '../src/redis/dev-redis.js';
-import { freePort, portAnswers, startPrivateRedis } from '../src/redis/server.js';
+import { ConfigError, loadConfig } from '../src/core/config/config.js';
+import { createLogger } from '../src/core/log.js';
+import { redisForLaptop } from '../src/core/redis/dev-redis.js';
+import { freePort, portAnswers, startPrivateRedis } from '../src/core/redis/server.js';
 import { post, startTestApi, testEnv, waitUntilReady } from './helpers/api.js';
 import { alive, descendants, exitOf, runNode, spawnNode, type Child } from './helpers/child.js';
 import { redis, testRedis } from './helpers/redis.js';
@@ -211,7 +211,7 @@ describe('the relay as a process: start-up, shutdown and its logs', function () 
 
   it('a private redis-server does not outlive its process, even one killed with SIGKILL; its directory goes too', async () => {
     const script = `
-      import { startPrivateRedis } from './src/redis/server.ts';
+      import { startPrivateRedis } from './src/core/redis/server.ts';
       const redis = await startPrivateRedis();
       process.stdout.write(JSON.stringify({ port: redis.port, dir: redis.dir }) + '\\n');
       setInterval(() => {}, 1000);
@@ -250,8 +250,8 @@ describe('the relay as a process: start-up, shutdown and its logs', function () 
     it('with nothing answering there, a private redis-server is started and named', async () => {
       const closed = await freePort();
       const script = `
-        import { createLogger } from './src/log.ts';
-        import { redisForLaptop } from './src/redis/dev-redis.ts';
+        import { createLogger } from './src/core/log.ts';
+        import { redisForLaptop } from './src/core/redis/dev-redis.ts';
         await redisForLaptop('redis://127.0.0.1:${closed}', createLogger('info'));
         setInterval(() => {}, 1000);
       `;

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import { ConfigError, loadConfig } from '../src/config.js';
-import { WriteAck } from '../src/store/write-ack.js';
-import { MarketStore } from '../src/store/market-store.js';
-import { TokenStore } from '../src/store/token-store.js';
+import { ConfigError, loadConfig } from '../src/core/config/config.js';
+import { WriteAck } from '../src/core/redis/write-ack.js';
+import { MarketStore } from '../src/market/store.js';
+import { TokenStore } from '../src/push/token-store.js';
 import { errorBody, get, post, startTestApi, testEnv, type TestApi } from './helpers/api.js';
-import { createRedis, waitReady } from '../src/redis/clients.js';
+import { createRedis, waitReady } from '../src/core/redis/clients.js';
 import {
   TOPOLOGIES,
   keys,
@@ -18,10 +18,10 @@ import { startTestWorker } from './helpers/worker.js';
 import { FakeFcm } from './helpers/fake-fcm.js';
 import { connectClient, connected, joinsHandled, joinsSettled } from './helpers/sockets.js';
 import { channelPrefix } from '../src/realtime/adapter.js';
-import { queueKey } from '../src/queue/prefix.js';
-import { PushThrottle } from '../src/store/push-throttle.js';
+import { queueKey } from '../src/core/queue/prefix.js';
+import { PushThrottle } from '../src/push/throttle.js';
 import { pairOf, signed } from './helpers/signing.js';
-import { PUSH_QUEUE, pushJobId } from '../src/queue/push-jobs.js';
+import { PUSH_QUEUE, pushJobId } from '../src/push/jobs.js';
 
 describe('Redis topology configuration', () => {
   it('two topologies at once are a start-up error naming the variables', () => {

@@ -1,9 +1,9 @@
 import { UnrecoverableError, WaitingError, type Job, type Queue, type Worker } from 'bullmq';
-import { errorFields, type LogFields, type Logger } from '../src/log.js';
-import { logBullErrors } from '../src/queue/bull-errors.js';
-import { instrumentWorker, watchQueueDepth } from '../src/metrics.js';
-import type { RedisClient } from '../src/redis/clients.js';
-import { settlesWithin, type RoleHandle } from '../src/role.js';
+import { errorFields, type LogFields, type Logger } from '../src/core/log.js';
+import { logBullErrors } from '../src/core/queue/bull-errors.js';
+import { instrumentWorker, watchQueueDepth } from '../src/core/metrics.js';
+import type { RedisClient } from '../src/core/redis/clients.js';
+import { settlesWithin, type RoleHandle } from '../src/core/role.js';
 
 /** After the grace period the active jobs are aborted; this long is left for releasing them. */
 export const RELEASE_MS = 2000;

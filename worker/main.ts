@@ -1,7 +1,7 @@
-import { addActionTypes } from '../src/action-types.js';
-import type { Config } from '../src/config.js';
-import type { Logger } from '../src/log.js';
-import type { RoleHandle } from '../src/role.js';
+import { addActionTypes } from '../src/mailbox/action-types.js';
+import type { Config } from '../src/core/config/config.js';
+import type { Logger } from '../src/core/log.js';
+import type { RoleHandle } from '../src/core/role.js';
 import { startPushWorker } from './push.js';
 import { startRefresh } from './refresh.js';
 import { startSupportWorker } from './support.js';

@@ -1,26 +1,26 @@
 import { Queue, UnrecoverableError, Worker, type Job, type MinimalJob } from 'bullmq';
-import { actionTypeRule } from '../src/action-types.js';
-import type { Config } from '../src/config.js';
-import { errorFields, type Logger } from '../src/log.js';
-import { recordPushMessages, recordPushSkipped } from '../src/metrics.js';
-import { createPushSender, type PushResult } from '../src/providers/push/index.js';
-import { logBullErrors } from '../src/queue/bull-errors.js';
-import { queuePrefix } from '../src/queue/prefix.js';
+import { actionTypeRule } from '../src/mailbox/action-types.js';
+import type { Config } from '../src/core/config/config.js';
+import { errorFields, type Logger } from '../src/core/log.js';
+import { recordPushMessages, recordPushSkipped } from '../src/core/metrics.js';
+import { createPushSender, type PushResult } from '../src/push/fcm/index.js';
+import { logBullErrors } from '../src/core/queue/bull-errors.js';
+import { queuePrefix } from '../src/core/queue/prefix.js';
 import {
   PUSH_BACKOFF,
   PUSH_QUEUE,
   pushJobOptions,
   tokenDigest,
   type PushJob,
-} from '../src/queue/push-jobs.js';
-import { createRedis } from '../src/redis/clients.js';
-import type { RoleHandle } from '../src/role.js';
-import { ActionStore } from '../src/store/action-store.js';
-import { keysFor } from '../src/store/keys.js';
-import { PushThrottle } from '../src/store/push-throttle.js';
-import { TokenStore } from '../src/store/token-store.js';
-import { WriteAck } from '../src/store/write-ack.js';
-import type { ActionRecord } from '../src/types.js';
+} from '../src/push/jobs.js';
+import { createRedis } from '../src/core/redis/clients.js';
+import type { RoleHandle } from '../src/core/role.js';
+import { ActionStore } from '../src/mailbox/store.js';
+import { keysFor } from '../src/core/redis/keys.js';
+import { PushThrottle } from '../src/push/throttle.js';
+import { TokenStore } from '../src/push/token-store.js';
+import { WriteAck } from '../src/core/redis/write-ack.js';
+import type { ActionRecord } from '../src/core/types.js';
 import { releaseAtShutdown, runQueueWorker } from './bullmq.js';
 import { PushIntake } from './push-intake.js';
 

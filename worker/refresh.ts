@@ -1,18 +1,18 @@
 import { Queue, Worker } from 'bullmq';
-import { EVM_CHAINS } from '../src/chains.js';
-import { ConditionLog } from '../src/condition-log.js';
-import type { Config } from '../src/config.js';
-import { errorFields, type Logger } from '../src/log.js';
-import { instrumentWorker, watchQueueDepth } from '../src/metrics.js';
-import { logBullErrors } from '../src/queue/bull-errors.js';
-import { queuePrefix } from '../src/queue/prefix.js';
-import { createRedis, isRedisUnavailable } from '../src/redis/clients.js';
-import { settlesWithin, type RoleHandle } from '../src/role.js';
-import { fetchEvmFees, fetchMempoolFees, type FeeLevels } from '../src/providers/fees.js';
-import { Upstream } from '../src/providers/http.js';
-import { fetchCryptoPrices, fetchFiatRates } from '../src/providers/prices.js';
-import { keysFor } from '../src/store/keys.js';
-import { MarketStore, type FeeEntry, type MarketField, type RatesPart } from '../src/store/market-store.js';
+import { EVM_CHAINS } from '../src/core/chains.js';
+import { ConditionLog } from '../src/core/condition-log.js';
+import type { Config } from '../src/core/config/config.js';
+import { errorFields, type Logger } from '../src/core/log.js';
+import { instrumentWorker, watchQueueDepth } from '../src/core/metrics.js';
+import { logBullErrors } from '../src/core/queue/bull-errors.js';
+import { queuePrefix } from '../src/core/queue/prefix.js';
+import { createRedis, isRedisUnavailable } from '../src/core/redis/clients.js';
+import { settlesWithin, type RoleHandle } from '../src/core/role.js';
+import { fetchEvmFees, fetchMempoolFees, type FeeLevels } from '../src/market/providers/fees.js';
+import { Upstream } from '../src/core/outbound-http.js';
+import { fetchCryptoPrices, fetchFiatRates } from '../src/market/providers/prices.js';
+import { keysFor } from '../src/core/redis/keys.js';
+import { MarketStore, type FeeEntry, type MarketField, type RatesPart } from '../src/market/store.js';
 
 export const REFRESH_QUEUE = 'refresh';
 

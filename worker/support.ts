@@ -1,17 +1,17 @@
 import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
-import type { Config } from '../src/config.js';
-import type { Logger } from '../src/log.js';
+import type { Config } from '../src/core/config/config.js';
+import type { Logger } from '../src/core/log.js';
 import {
   createHelpdesk,
   HelpdeskError,
   type Delivered,
   type HelpdeskTicket,
-} from '../src/providers/helpdesk/index.js';
-import { logBullErrors } from '../src/queue/bull-errors.js';
-import { queuePrefix } from '../src/queue/prefix.js';
-import { SUPPORT_QUEUE, type SupportJob } from '../src/queue/support-jobs.js';
-import { createRedis } from '../src/redis/clients.js';
-import type { RoleHandle } from '../src/role.js';
+} from '../src/support/helpdesk/index.js';
+import { logBullErrors } from '../src/core/queue/bull-errors.js';
+import { queuePrefix } from '../src/core/queue/prefix.js';
+import { SUPPORT_QUEUE, type SupportJob } from '../src/support/jobs.js';
+import { createRedis } from '../src/core/redis/clients.js';
+import type { RoleHandle } from '../src/core/role.js';
 import { releaseAtShutdown, runQueueWorker } from './bullmq.js';
 
 /** Helpdesk calls wait on the network, not the CPU: a few at a time keep a burst of forms moving. */

@@ -1,9 +1,9 @@
 import { createShardedAdapter } from '@socket.io/redis-adapter';
 import type { Namespace } from 'socket.io';
-import type { Side } from '../action-types.js';
-import { socketMetrics } from '../metrics.js';
-import type { RedisTopology } from '../config.js';
-import { createRedis, type RedisClient } from '../redis/clients.js';
+import type { Side } from '../mailbox/action-types.js';
+import { socketMetrics } from '../core/metrics.js';
+import type { RedisTopology } from '../core/config/config.js';
+import { createRedis, type RedisClient } from '../core/redis/clients.js';
 
 /** The adapter's own connections, shared by both paths of a pod (their channels differ). */
 export interface AdapterClients {

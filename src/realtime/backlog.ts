@@ -1,5 +1,5 @@
-import type { Logger } from '../log.js';
-import { socketMetrics } from '../metrics.js';
+import type { Logger } from '../core/log.js';
+import { socketMetrics } from '../core/metrics.js';
 import { closeTransport } from './transport.js';
 import type { RelaySocket } from './types.js';
 

@@ -1,5 +1,5 @@
-import { socketMetrics } from '../metrics.js';
-import type { ActionRecord } from '../types.js';
+import { socketMetrics } from '../core/metrics.js';
+import type { ActionRecord } from '../core/types.js';
 import type { RelayServer, RelaySocket } from './types.js';
 
 /**

@@ -1,6 +1,6 @@
-import { actionTypeRule, type Side } from '../action-types.js';
-import { errorFields, type Logger } from '../log.js';
-import type { ActionRecord } from '../types.js';
+import { actionTypeRule, type Side } from '../mailbox/action-types.js';
+import { errorFields, type Logger } from '../core/log.js';
+import type { ActionRecord } from '../core/types.js';
 import { deliverToRoom } from './deliveries.js';
 import type { RelayServer } from './types.js';
 

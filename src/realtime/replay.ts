@@ -1,7 +1,7 @@
-import { actionTypeRule } from '../action-types.js';
-import { errorFields, type Logger } from '../log.js';
-import type { ActionStore } from '../store/action-store.js';
-import type { ActionRecord } from '../types.js';
+import { actionTypeRule } from '../mailbox/action-types.js';
+import { errorFields, type Logger } from '../core/log.js';
+import type { ActionStore } from '../mailbox/store.js';
+import type { ActionRecord } from '../core/types.js';
 import { deliverToRoom, sendOnce } from './deliveries.js';
 import type { RelayServer, RelaySocket } from './types.js';
 

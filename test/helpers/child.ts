@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import type { ApiProfile } from '../../src/config.js';
-import { freePort } from '../../src/redis/server.js';
+import type { ApiProfile } from '../../src/core/config/config.js';
+import { freePort } from '../../src/core/redis/server.js';
 import { testEnv, waitUntilReady } from './api.js';
 import { servesProfile } from './contract.js';
 

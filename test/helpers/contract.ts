@@ -1,9 +1,9 @@
 import { AssertionError } from 'chai';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import type { ApiProfile } from '../../src/config.js';
-import { STATUS, type ErrorCode } from '../../src/http/errors.js';
-import { buildOpenApi } from '../../src/openapi/document.js';
+import type { ApiProfile } from '../../src/core/config/config.js';
+import { STATUS, type ErrorCode } from '../../src/core/errors.js';
+import { buildOpenApi } from '../../src/contract/document.js';
 
 // ajv-formats is CommonJS; under nodenext its default export is the module object.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;

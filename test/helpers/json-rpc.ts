@@ -1,4 +1,4 @@
-import type { RpcOutcome } from '../../src/providers/json-rpc.js';
+import type { RpcOutcome } from '../../src/market/providers/json-rpc.js';
 import type { FakeReply, RecordedRequest } from './fake-upstream.js';
 
 export type RpcAnswer = RpcOutcome;

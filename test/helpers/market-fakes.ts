@@ -1,4 +1,4 @@
-import { EVM_CHAINS } from '../../src/chains.js';
+import { EVM_CHAINS } from '../../src/core/chains.js';
 import { FakeUpstream } from './fake-upstream.js';
 import { jsonRpcNode, type RpcAnswer } from './json-rpc.js';
 

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../src/redis/server.js';
+import { freePort } from '../../src/core/redis/server.js';
 import { readRepoFile } from './manifests.js';
 import { waitFor } from './wait.js';
 

@@ -1,4 +1,4 @@
-import type { ApiProfile } from '../../src/config.js';
+import type { ApiProfile } from '../../src/core/config/config.js';
 import type { Reply } from './api.js';
 
 /**

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
-import type { RedisTopology } from '../../src/config.js';
-import { startPrivateRedis, type PrivateRedis } from '../../src/redis/server.js';
+import type { RedisTopology } from '../../src/core/config/config.js';
+import { startPrivateRedis, type PrivateRedis } from '../../src/core/redis/server.js';
 
 let server: PrivateRedis | undefined;
 let admin: Redis | undefined;

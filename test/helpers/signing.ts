@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { bech32 } from '@scure/base';
-import { p2pkhAddress, signedMessageDigest } from '../../src/auth/bitcoin.js';
-import type { Purpose } from '../../src/auth/verify.js';
+import { p2pkhAddress, signedMessageDigest } from '../../src/identity/bitcoin.js';
+import type { Purpose } from '../../src/identity/verify.js';
 
 /** The test keys of the reference vector: the wallet's `11`×32, the key app's `22`×32. */
 export const WALLET_PRIVATE = Buffer.from('11'.repeat(32), 'hex');

@@ -1,6 +1,6 @@
 import { io, type ManagerOptions, type Socket, type SocketOptions } from 'socket.io-client';
-import type { Side } from '../../src/action-types.js';
-import { registry } from '../../src/metrics.js';
+import type { Side } from '../../src/mailbox/action-types.js';
+import { registry } from '../../src/core/metrics.js';
 import { channelPrefix } from '../../src/realtime/adapter.js';
 import { redis } from './redis.js';
 import { waitFor } from './wait.js';

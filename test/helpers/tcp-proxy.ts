@@ -1,5 +1,5 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { freePort } from '../../src/redis/server.js';
+import { freePort } from '../../src/core/redis/server.js';
 
 /** One relayed connection, with the first bytes its client sent (ioredis names itself there: CLIENT SETNAME). */
 interface Link {

@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { Cluster, Redis } from 'ioredis';
-import type { RedisClient } from '../../src/redis/clients.js';
-import { keysFor } from '../../src/store/keys.js';
-import { startPrivateRedis, type PrivateRedis } from '../../src/redis/server.js';
+import type { RedisClient } from '../../src/core/redis/clients.js';
+import { keysFor } from '../../src/core/redis/keys.js';
+import { startPrivateRedis, type PrivateRedis } from '../../src/core/redis/server.js';
 import { testRedis } from './redis.js';
 import { waitFor } from './wait.js';
 

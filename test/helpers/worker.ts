@@ -1,6 +1,6 @@
-import { loadConfig, type Config } from '../../src/config.js';
-import { createLogger } from '../../src/log.js';
-import type { RoleHandle } from '../../src/role.js';
+import { loadConfig, type Config } from '../../src/core/config/config.js';
+import { createLogger } from '../../src/core/log.js';
+import type { RoleHandle } from '../../src/core/role.js';
 import { startWorker } from '../../worker/main.js';
 import { testEnv } from './api.js';
 

@@ -1,0 +1,225 @@
+import { BUILT_IN_ACTION_TYPES, type Side } from '../mailbox/action-types.js';
+import type { ApiProfile } from '../core/config/config.js';
+import { ERROR_CODES } from '../core/errors.js';
+import { credentialProperties } from '../identity/credential-schema.js';
+import { roomEvent } from '../realtime/socket-schema.js';
+import { buildOpenApi } from './document.js';
+
+/**
+ * The AsyncAPI 3.0 description of the socket.io events, built from the same tables and schemas as the code:
+ * the action-type table decides which event goes to which path, and the record schema is the OpenAPI
+ * documents' ActionRecord (with the expireAt that API_PROFILE=ssp-apps adds). `npm run asyncapi` writes it to docs/asyncapi.yaml; a test checks the file is current.
+ */
+
+const WK_IDENTITY = 'bc1qs3s3lx8drrf85sk0gq76uqcfx5w44xjfmpmj0emzr9zk5pw0xzyq6kd8lq';
+
+/** What the app on each path is, and what it hears. */
+const PATHS: Record<Side, { channel: string; app: string; description: string }> = {
+  key: {
+    channel: 'keyApp',
+    app: 'the key app',
+    description:
+      "Requests to the key app. Replay: when a socket joins while the pair's mailbox holds a request to the key " +
+      'that has not expired, that socket alone gets it at once, so a key app coming back to the foreground sees ' +
+      'the request it missed. One connection never gets the same record twice (a second join, or a live event ' +
+      "and then a join); a new connection (after a reconnect) gets it again. If a pod's Redis subscription was " +
+      "interrupted, the pod replays the pair's current request to its key sockets once it is back.",
+  },
+  wallet: {
+    channel: 'walletApp',
+    app: 'the wallet app',
+    description:
+      'Replies to the wallet app. No replay: after a reconnect the wallet reads GET /v1/action/{wkIdentity}.',
+  },
+};
+
+const DELIVERY =
+  "Every acknowledged POST /v1/action of an emitted type reaches every socket that was in the pair's room when " +
+  'it was acknowledged, on every pod, once per connection, even when a later POST has already replaced it in the ' +
+  'mailbox (two requests a millisecond apart are two events, in order). The data is the stored record, exactly ' +
+  'the data the POST answered, without the envelope; under API_PROFILE=ssp-apps the record also carries expireAt, ' +
+  'the same value as expiresAt. Action types the relay does not know are stored and ' +
+  "readable through GET, never emitted. The two paths never see each other's events.";
+
+/** An example record per event, as the app on the other side would receive it. */
+function example(action: string, side: Side) {
+  const request = side === 'key';
+  return {
+    name: action,
+    payload: {
+      id: 'hPe2s2ZXvR5jIS-RXEltFw',
+      chain: 'btc',
+      wkIdentity: WK_IDENTITY,
+      action,
+      payload: action === 'tx' ? '0200000001' : request ? '{"request":"…"}' : 'ab12',
+      ...(action === 'tx'
+        ? { path: '0-0', utxos: [{ txid: 'ab'.repeat(32), vout: 1, satoshis: '150000' }] }
+        : {}),
+      createdAt: '2026-11-23T12:00:00.000Z',
+      expiresAt: '2026-11-23T12:15:00.000Z',
+    },
+  };
+}
+
+interface RecordSchema {
+  properties: Record<string, object>;
+  required: string[];
+}
+
+const recordOf = (profile: ApiProfile) =>
+  (buildOpenApi(profile) as { components: { schemas: { ActionRecord: RecordSchema } } }).components.schemas
+    .ActionRecord;
+
+/** The ActionRecord of both profiles: expireAt is there only under API_PROFILE=ssp-apps, so not required. */
+function actionRecord(): RecordSchema {
+  const standard = recordOf('standard');
+  const { expireAt } = recordOf('ssp-apps').properties;
+  return {
+    ...standard,
+    properties: {
+      ...standard.properties,
+      expireAt: { ...expireAt, description: 'only under API_PROFILE=ssp-apps: the same as expiresAt' },
+    },
+  };
+}
+
+const roomMessage = (name: 'join' | 'leave', summary: string, payload: string) => ({
+  name,
+  title: name,
+  summary,
+  payload: { $ref: `#/components/schemas/${payload}` },
+  examples: [{ name, payload: { wkIdentity: WK_IDENTITY } }],
+});
+
+/** A join: the room, and the identity signature it may carry (docs/api.md#identity-signed-requests). */
+const joinEvent = {
+  ...roomEvent,
+  description:
+    'the identity signature travels in the same object: signature, message (signed for the purpose "join"), ' +
+    'publicKey, witnessScript; required where AUTH_MODE / AUTH_ROUTES make joins required',
+  properties: { ...roomEvent.properties, ...credentialProperties },
+};
+
+/** socket.io's acknowledgement of a join sent with a callback (docs/api.md#join-and-leave). */
+const joinAnswer = {
+  type: 'object',
+  description:
+    '{ ok: true } once joined; { ok: false, code } with the code HTTP would give, then the disconnect',
+  properties: {
+    ok: { type: 'boolean' },
+    code: { type: 'string', enum: ERROR_CODES },
+  },
+  required: ['ok'],
+  additionalProperties: false,
+};
+
+export function buildAsyncApi(): Record<string, unknown> {
+  const messages: Record<string, unknown> = {
+    join: roomMessage(
+      'join',
+      "Puts the socket in the pair's room on this path. A bad or missing wkIdentity, a join over the per-IP " +
+        'budget or past SOCKET_ROOMS_MAX rooms, or one the identity check refuses (it may carry signature, ' +
+        'message, publicKey, witnessScript: docs/api.md#identity-signed-requests) disconnects the socket (io ' +
+        'server disconnect). A join that Redis cannot answer closes only the transport: the client reconnects ' +
+        'and joins again. Joins and leaves take effect in the order sent. Sent with an acknowledgement callback, ' +
+        'the join is answered (joinAnswer) before any disconnect.',
+      'JoinEvent',
+    ),
+    leave: roomMessage(
+      'leave',
+      "Takes the socket out of the pair's room; a bad leave is ignored.",
+      'RoomEvent',
+    ),
+    joinAnswer: {
+      name: 'joinAnswer',
+      title: 'join acknowledgement',
+      summary: "The relay's answer to a join sent with socket.io's acknowledgement callback.",
+      payload: { $ref: '#/components/schemas/JoinAnswer' },
+      examples: [
+        { name: 'joined', payload: { ok: true } },
+        { name: 'refused', payload: { ok: false, code: 'AUTH_REQUIRED' } },
+      ],
+    },
+  };
+  const channels: Record<string, unknown> = {};
+  const operations: Record<string, unknown> = {};
+  for (const side of ['key', 'wallet'] as const) {
+    const { channel, app, description } = PATHS[side];
+    // The built-in rows: ACTION_TYPES_EXTRA is a deployment's own.
+    const events = Object.entries(BUILT_IN_ACTION_TYPES).filter(([, rule]) => rule.side === side);
+    for (const [action, rule] of events) {
+      messages[action] = {
+        name: action,
+        title: rule.push?.title ?? action,
+        summary: `Emitted to ${app} after POST /v1/action stored an action of type ${action}.`,
+        payload: { $ref: '#/components/schemas/ActionRecord' },
+        examples: [example(action, side)],
+      };
+    }
+    channels[channel] = {
+      address: `/v1/socket/${side}`,
+      title: `socket.io path /v1/socket/${side}`,
+      description: `${description} ${DELIVERY}`,
+      messages: Object.fromEntries(
+        ['join', 'joinAnswer', 'leave', ...events.map(([action]) => action)].map((name) => [
+          name,
+          { $ref: `#/components/messages/${name}` },
+        ]),
+      ),
+    };
+    for (const verb of ['join', 'leave'] as const) {
+      operations[`${verb}${side === 'key' ? 'Key' : 'Wallet'}`] = {
+        action: 'send',
+        channel: { $ref: `#/channels/${channel}` },
+        summary: `${app} ${verb}s the pair's room`,
+        messages: [{ $ref: `#/channels/${channel}/messages/${verb}` }],
+        ...(verb === 'join'
+          ? {
+              reply: {
+                channel: { $ref: `#/channels/${channel}` },
+                messages: [{ $ref: `#/channels/${channel}/messages/joinAnswer` }],
+              },
+            }
+          : {}),
+      };
+    }
+    operations[`receive${side === 'key' ? 'Key' : 'Wallet'}Events`] = {
+      action: 'receive',
+      channel: { $ref: `#/channels/${channel}` },
+      summary: `what ${app} receives`,
+      messages: events.map(([action]) => ({ $ref: `#/channels/${channel}/messages/${action}` })),
+    };
+  }
+  return {
+    asyncapi: '3.0.0',
+    info: {
+      title: 'multisig-relay events',
+      version: 'v1',
+      description:
+        'socket.io 4 (Engine.IO protocol 4) on the API\'s port, default namespace "/", HTTP long-polling first, ' +
+        'then the WebSocket upgrade; no auth, query or extra headers. Each path is the socket.io `path` option of ' +
+        'the client. Packets up to 100 KB, ping interval 25 s, timeout 20 s, SOCKETS_PER_IP open sockets per ' +
+        'client IP on a pod. The human contract is docs/api.md#real-time-events; this file is generated by ' +
+        '`npm run asyncapi` from src/contract/asyncapi.ts.',
+    },
+    defaultContentType: 'application/json',
+    servers: {
+      relay: {
+        host: 'relay.example.com',
+        protocol: 'wss',
+        description: "socket.io over WebSocket (or HTTP long-polling) on the relay's HTTP port",
+      },
+    },
+    channels,
+    operations,
+    components: {
+      schemas: {
+        RoomEvent: roomEvent,
+        JoinEvent: joinEvent,
+        JoinAnswer: joinAnswer,
+        ActionRecord: actionRecord(),
+      },
+      messages,
+    },
+  };
+}

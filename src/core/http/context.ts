@@ -1,0 +1,50 @@
+import type { Middleware, ParameterizedContext } from 'koa';
+import type { Logger } from '../log.js';
+import type { RequestLimit } from '../limits/rate-limit.js';
+
+export interface RelayState {
+  requestId: string;
+  log: Logger;
+  /** Size of the decoded request body, once jsonBody has read it (what the write budget charges). */
+  bodyBytes?: number;
+  /** The global rate limit, when the route consumes it in its own Redis script (see http/rate-limit.ts). */
+  limit?: RequestLimit;
+  /** The id a verified write's record goes by (see http/auth.ts). */
+  writeId?: string;
+  /** Set by a route as it starts writing: from then on a failure keeps the request's nonce spent. */
+  writing?: boolean;
+  /** A success answer's payload as JSON text, set by ok/okJson; successAnswers gives it its shape. */
+  data?: string;
+}
+
+export type RelayContext = ParameterizedContext<RelayState>;
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** A success answer whose payload is already JSON text (a record as Redis holds it): never parsed again. */
+export function okJson(ctx: RelayContext, dataJson: string): void {
+  ctx.status = 200;
+  ctx.state.data = dataJson;
+}
+
+/** A success answer of the API. */
+export function ok(ctx: RelayContext, data: unknown): void {
+  okJson(ctx, JSON.stringify(data));
+}
+
+/**
+ * The one place that shapes a success answer: `{ "success": true, "data": … }`, or the payload alone on the
+ * routes `bare` names (`GET /v1/sync/:id`). The payload is spliced in as text, which matters for megabyte
+ * action payloads.
+ */
+export function successAnswers(bare: ReadonlySet<string>): Middleware<RelayState> {
+  return async (ctx, next) => {
+    await next();
+    const data = ctx.state.data;
+    if (data === undefined) return;
+    const route = `${ctx.method === 'HEAD' ? 'GET' : ctx.method} ${(ctx as { _matchedRoute?: string })._matchedRoute}`;
+    // Setting the type first keeps Koa from guessing one for a string body.
+    ctx.set('Content-Type', JSON_TYPE);
+    ctx.body = bare.has(route) ? data : `{"success":true,"data":${data}}`;
+  };
+}

@@ -1,0 +1,219 @@
+import type { Middleware } from 'koa';
+import { Cluster } from 'ioredis';
+import {
+  RateLimiterRes,
+  type RateLimiterAbstract,
+  type RateLimiterMemory,
+  type RateLimiterRedis,
+} from 'rate-limiter-flexible';
+import { recordRateLimited } from '../metrics.js';
+import { isRedisUnavailable, type RedisClient } from '../redis/clients.js';
+import type { BodyCharge } from '../http/body.js';
+import type { RelayContext, RelayState } from '../http/context.js';
+import { ipBucket } from '../http/client-ip.js';
+import { AppError } from '../errors.js';
+
+/** sharedLimiter names its keys `<prefix>rl:<name>`: that name labels the rejection counter. */
+function limiterName(limiter: RateLimiterAbstract): string {
+  return limiter.keyPrefix.slice(limiter.keyPrefix.lastIndexOf(':') + 1);
+}
+
+/**
+ * The global limit's consume in Lua, for scripts that do a request's own work only within the limit. It keeps
+ * rate-limiter-flexible's RateLimiterRedis semantics on the same key (KEYS[1], `<prefix>rl:api:<ip>`: a counter
+ * that expires one window after its first point), so requests counted here and by the library draw on one
+ * budget; an INCR with the window set when the key has none does in two commands what the library's script
+ * does in three. ARGV[1] is the budget, ARGV[2] the window in seconds. Over the budget the script stops before
+ * the request's work, which therefore changes nothing.
+ */
+const CONSUME_LUA = `
+local consumed = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl == -1 then
+  redis.call('EXPIRE', KEYS[1], ARGV[2])
+  ttl = 1000 * ARGV[2]
+end
+if consumed > tonumber(ARGV[1]) then return {consumed, ttl} end
+`;
+
+/**
+ * A script that consumes the global limit and then runs `body`: the request's own keys start at KEYS[2], its
+ * arguments at ARGV[3], and `body` ends with `return {consumed, ttl, <its result>}`.
+ */
+export function limitedScript(body: string): string {
+  return CONSUME_LUA + body;
+}
+
+/** What a limitedScript answers: the limiter's count and time to reset, and the work's result unless refused. */
+export type LimitedReply<R> = [consumed: number, ttlMs: number, result?: R];
+
+/** A request's own Redis work, ready to run after the global limit (see GlobalLimit.around). */
+export interface LimitedWork<R> {
+  redis: RedisClient;
+  /** The work as a limitedScript; the limiter's key and arguments are put in front of `keys` and `args`. */
+  script: (keys: string[], args: (string | number)[]) => Promise<LimitedReply<R>>;
+  keys: string[];
+  args: (string | number)[];
+  /** The same work without the limit: what runs on a Cluster, after the limit's own round trip. */
+  alone: () => Promise<R>;
+}
+
+/**
+ * The global per-IP limit on /v1 (RATE_LIMIT_POINTS per RATE_LIMIT_WINDOW_SECONDS), shared by every pod
+ * through Redis, with rate-limiter-flexible's in-memory insurance while Redis is away. Every answer carries the
+ * draft-06 RateLimit-* headers; a refusal is 429 with Retry-After. Koa's `ctx.ip` honours TRUST_PROXY_HOPS
+ * (app.proxy + app.maxIpsCount), so a client cannot choose its own key; `ipBucket` counts an IPv6 /64 as one.
+ */
+export class GlobalLimit {
+  constructor(
+    private readonly limiter: RateLimiterRedis,
+    /** The same limiter's insurance: what the folded path falls back on when its script cannot run. */
+    private readonly inMemory: RateLimiterMemory,
+    private readonly points: number,
+    private readonly windowSeconds: number,
+  ) {}
+
+  /** One point for the client, in its own round trip (the library's script, or memory while Redis is away). */
+  async consume(ctx: RelayContext): Promise<void> {
+    let res: RateLimiterRes;
+    try {
+      res = await this.limiter.consume(ipBucket(ctx.ip));
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      res = rejection;
+    }
+    this.settle(ctx, res.consumedPoints, res.msBeforeNext);
+  }
+
+  /**
+   * Runs `script` (a limitedScript) with the client's limiter key before `keys` and the limit before `args`:
+   * one round trip for the limit and the request's work. On a Cluster the limiter key and the record key hash
+   * to different slots and no script may touch both, so there the limit is consumed first and `alone` does the
+   * work afterwards (two round trips, as before). While Redis is away the in-memory insurance still decides
+   * between 429 and the store's error (503).
+   */
+  async around<R>(ctx: RelayContext, work: LimitedWork<R>): Promise<R> {
+    const { redis, script, keys, args, alone } = work;
+    if (redis instanceof Cluster) {
+      await this.consume(ctx);
+      return alone();
+    }
+    let reply: LimitedReply<R>;
+    try {
+      reply = await script(
+        [this.limiter.getKey(ipBucket(ctx.ip)), ...keys],
+        [this.points, this.windowSeconds, ...args],
+      );
+    } catch (err) {
+      if (!isRedisUnavailable(err)) throw err;
+      await this.consumeInMemory(ctx);
+      throw err;
+    }
+    const [consumed, ttlMs, result] = reply;
+    this.settle(ctx, consumed, ttlMs);
+    return result ?? (null as R);
+  }
+
+  private async consumeInMemory(ctx: RelayContext): Promise<void> {
+    const res: RateLimiterRes = await this.inMemory.consume(ipBucket(ctx.ip)).catch((rejection: unknown) => {
+      if (rejection instanceof RateLimiterRes) return rejection;
+      throw rejection;
+    });
+    this.settle(ctx, res.consumedPoints, res.msBeforeNext);
+  }
+
+  private settle(ctx: RelayContext, consumed: number, msBeforeNext: number): void {
+    const resetSeconds = Math.max(0, Math.ceil(msBeforeNext / 1000));
+    ctx.set('RateLimit-Limit', String(this.points));
+    ctx.set('RateLimit-Remaining', String(Math.max(0, this.points - consumed)));
+    ctx.set('RateLimit-Reset', String(resetSeconds));
+    if (consumed <= this.points) return;
+    recordRateLimited('api');
+    throw new AppError('RATE_LIMITED', 'Too many requests; slow down and retry later.', {
+      headers: { 'Retry-After': String(Math.max(1, resetSeconds)) },
+    });
+  }
+}
+
+/** The global limit as a route gets it: consumed at most once, by the route's script or on its own. */
+export class RequestLimit {
+  private spent = false;
+
+  constructor(
+    private readonly global: GlobalLimit,
+    private readonly ctx: RelayContext,
+  ) {}
+
+  get settled(): boolean {
+    return this.spent;
+  }
+
+  consume(): Promise<void> {
+    this.spent = true;
+    return this.global.consume(this.ctx);
+  }
+
+  /** See GlobalLimit.around. */
+  around<R>(work: LimitedWork<R>): Promise<R> {
+    this.spent = true;
+    return this.global.around(this.ctx, work);
+  }
+}
+
+/**
+ * Applies the global limit to the paths `applies` names. Requests `folds` names (the record reads) leave the
+ * consume to their route, which does it inside its own Redis script (`ctx.state.limit`); should such a request
+ * end without spending it (a bad parameter), it is consumed then, and a spent budget still answers 429.
+ */
+export function rateLimit(
+  limit: GlobalLimit,
+  applies: (path: string) => boolean,
+  folds: (ctx: RelayContext) => boolean,
+): Middleware<RelayState> {
+  return async (ctx, next) => {
+    if (!applies(ctx.path)) return next();
+    if (!folds(ctx)) {
+      await limit.consume(ctx);
+      return next();
+    }
+    const pending = new RequestLimit(limit, ctx);
+    ctx.state.limit = pending;
+    try {
+      await next();
+    } catch (err) {
+      if (!pending.settled) await pending.consume();
+      throw err;
+    }
+    if (!pending.settled) await pending.consume();
+  };
+}
+
+/**
+ * A consumption that does not set the global headers: for per-endpoint budgets (submissions, signing, bytes
+ * written, per client IP unless `key` says otherwise), `points` at a time. `what` completes "Too many …".
+ */
+export async function consumeOrReject(
+  limiter: RateLimiterAbstract,
+  key: string | { ip: string },
+  what: string,
+  points = 1,
+): Promise<void> {
+  try {
+    await limiter.consume(typeof key === 'string' ? key : ipBucket(key.ip), points);
+  } catch (rejection) {
+    if (!(rejection instanceof RateLimiterRes)) throw rejection;
+    recordRateLimited(limiterName(limiter));
+    throw new AppError('RATE_LIMITED', `Too many ${what}; retry later.`, {
+      headers: { 'Retry-After': String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))) },
+    });
+  }
+}
+
+/**
+ * Charges a write's decoded body size to the client IP's byte budget (limiter points are bytes), as jsonBody
+ * reads it: every body read, refused or not. Only the write routes use it, so reads cost no extra Redis round
+ * trip.
+ */
+export function writeBudget(limiter: RateLimiterAbstract): BodyCharge {
+  return (ctx, bytes) => consumeOrReject(limiter, ctx, 'bytes written from this address', bytes);
+}

@@ -1,0 +1,50 @@
+import type { Middleware } from 'koa';
+import type { AuthGate, SignedRoute } from './gate.js';
+import { okJson, type RelayState } from '../core/http/context.js';
+import { AppError } from '../core/errors.js';
+
+/**
+ * What a verified write stored, as its answer's payload (JSON text), found by the id the write went by; null
+ * once it is gone (replaced or expired). `body` is the resend's, byte for byte the first request's.
+ */
+export type StoredAnswer = (body: Record<string, unknown>, writeId: string) => Promise<string | null>;
+
+/** Redis answered the command with an error: it refused it, so nothing of it was applied. */
+function isRefusedByRedis(err: unknown): boolean {
+  return err instanceof Error && err.name === 'ReplyError';
+}
+
+/**
+ * Between the body reader and validation: the signed hash covers the body as parsed, before the schema drops or
+ * coerces anything, and the credential fields leave the body here, so nothing later can store, echo or log them.
+ * A request that ends before its route started writing (or whose write Redis refused) gives its nonce back, so the client's retry works once;
+ * a byte-identical resend of a verified write is answered with what that write stored, and writes nothing.
+ */
+export function signedBody(gate: AuthGate, route: SignedRoute, stored: StoredAnswer): Middleware<RelayState> {
+  return async (ctx, next) => {
+    const admitted = await gate.admit({
+      route,
+      location: 'body',
+      body: ctx.request.body as Record<string, unknown>,
+      log: ctx.state.log,
+    });
+    ctx.request.body = admitted.body;
+    if (admitted.resendOf !== undefined) {
+      const answer = await stored(admitted.body, admitted.resendOf);
+      if (answer === null) {
+        throw new AppError('AUTH_REPLAYED', 'This signed message was already used.', {
+          details: [{ field: '/body/message/nonce', message: 'its write was since replaced or expired' }],
+        });
+      }
+      okJson(ctx, answer);
+      return;
+    }
+    ctx.state.writeId = admitted.writeId;
+    try {
+      await next();
+    } catch (err) {
+      if (!ctx.state.writing || isRefusedByRedis(err)) await admitted.release();
+      throw err;
+    }
+  };
+}

@@ -1,0 +1,73 @@
+import type { Side } from '../mailbox/action-types.js';
+import type { RedisClient } from '../core/redis/clients.js';
+import type { Keys } from '../core/redis/keys.js';
+import { defineScript } from '../core/redis/scripts.js';
+import type { WriteAck } from '../core/redis/write-ack.js';
+
+/** Deletes KEYS[1] only while it still holds ARGV[1]: a request gives back its own nonce, never another's. */
+const RELEASE_OWN = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`;
+
+/**
+ * Spent nonces and pins of identity-signed requests, shared by every pod. On the stores' fail-fast client: with
+ * Redis away a signed or pinned request is refused with 503 rather than let through unchecked.
+ */
+export class AuthStore {
+  private readonly releaseOwn;
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+    private readonly ack: WriteAck,
+  ) {
+    this.releaseOwn = defineScript<number>(redis, 'relayNonceRelease', 1, RELEASE_OWN);
+  }
+
+  /**
+   * Spends a nonce for `ttlMs` (until its message can no longer be accepted), remembering `value` (what the
+   * request will write, for a resend). Returns undefined when this call spent it, else what the nonce holds.
+   * WAIT-confirmed like every write, so a failover cannot resurrect it; a spend that fails on the relay's side
+   * (a timeout that may have been applied, a WAIT that saw too few replicas) is given back.
+   */
+  async spendNonce(
+    wkIdentity: string,
+    nonce: string,
+    ttlMs: number,
+    value: string,
+  ): Promise<string | undefined> {
+    const key = this.keys.authNonce(wkIdentity, nonce);
+    try {
+      // SET … NX GET (Redis 7): sets and answers nil, or answers what an earlier spend left.
+      const earlier = (await this.redis.call('SET', key, value, 'PX', ttlMs, 'NX', 'GET')) as string | null;
+      if (earlier !== null) return earlier;
+      await this.ack.confirm(key);
+    } catch (err) {
+      await this.releaseNonce(wkIdentity, nonce, value);
+      throw err;
+    }
+    return undefined;
+  }
+
+  /** Unspends a nonce this request spent, so the client's retry works once; best effort. */
+  async releaseNonce(wkIdentity: string, nonce: string, value: string): Promise<void> {
+    await this.releaseOwn([this.keys.authNonce(wkIdentity, nonce)], [value]).catch(() => undefined);
+  }
+
+  /** Which of `sides` are pinned (one round trip for both sides of a token registration). */
+  async pinned(wkIdentity: string, sides: readonly Side[]): Promise<Side[]> {
+    const found = await Promise.all(
+      sides.map((side) => this.redis.exists(this.keys.authPin(wkIdentity, side))),
+    );
+    return sides.filter((_, i) => found[i] === 1);
+  }
+
+  /** Pins `sides` of the pair for `days`, renewing the pin of a side that already signs. */
+  async pin(wkIdentity: string, sides: readonly Side[], days: number): Promise<void> {
+    if (sides.length === 0) return;
+    const keys = sides.map((side) => this.keys.authPin(wkIdentity, side));
+    await Promise.all(keys.map((key) => this.redis.set(key, '1', 'EX', days * 86_400)));
+    await this.ack.confirm(...keys);
+  }
+}

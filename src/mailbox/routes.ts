@@ -1,0 +1,113 @@
+import type Router from '@koa/router';
+import type { Middleware } from 'koa';
+import type { StoredAnswer } from '../identity/route-guard.js';
+import { ACTION_BODY_LIMIT, type BodyCharge, jsonBody } from '../core/http/body.js';
+import { okJson, type RelayState } from '../core/http/context.js';
+import { AppError } from '../core/errors.js';
+import { errorFields } from '../core/log.js';
+import { recordPushEnqueueMiss } from '../core/metrics.js';
+import { pushSide } from '../push/jobs.js';
+import { validator } from '../core/validation/validate.js';
+import { actionBody } from './schema.js';
+import { idParams } from '../core/validation/common-schema.js';
+import { actionTypeRule } from './action-types.js';
+import { PendingVerified, type ActionStore, type WriteOrigin } from './store.js';
+import { newRecordId } from './record-id.js';
+import type { ActionRecord, ActionRequest } from '../core/types.js';
+
+const parseBody = validator<ActionRequest>('body', actionBody);
+const parseParams = validator<{ id: string }>('params', idParams);
+
+/**
+ * How records are shaped: their lifetime, and whether they also carry `expireAt` (API_PROFILE=ssp-apps); and the
+ * action types accepted unsigned whatever the mode or pin (AUTH_UNSIGNED_ACTIONS).
+ */
+export interface ActionSettings {
+  ttlSeconds: number;
+  expireAt: boolean;
+  unsignedActions: readonly string[];
+}
+
+/** Who wrote it: signed; unsigned of a type pins guard; unsigned of an exempt or unknown type. */
+function originOf(action: string, verified: boolean, settings: ActionSettings): WriteOrigin {
+  if (verified) return 'verified';
+  const guarded = actionTypeRule(action) !== undefined && !settings.unsignedActions.includes(action);
+  return guarded ? 'unsigned' : 'unguarded';
+}
+
+function toRecord(body: ActionRequest, shape: ActionSettings, id: string, now = Date.now()): ActionRecord {
+  const expiresAt = new Date(now + shape.ttlSeconds * 1000).toISOString();
+  return {
+    id,
+    chain: body.chain,
+    wkIdentity: body.wkIdentity,
+    action: body.action,
+    payload: body.payload,
+    ...(body.path !== undefined ? { path: body.path } : {}),
+    ...(body.utxos !== undefined ? { utxos: body.utxos } : {}),
+    createdAt: new Date(now).toISOString(),
+    expiresAt,
+    ...(shape.expireAt ? { expireAt: expiresAt } : {}),
+  };
+}
+
+/** The mailbox's record if it is still the one `id` names (records are serialized id first). */
+export function storedAction(store: ActionStore): StoredAnswer {
+  return async (body, id) => {
+    const json = await store.readJson(String(body.wkIdentity));
+    return json?.startsWith(`{"id":${JSON.stringify(id)},`) ? json : null;
+  };
+}
+
+/** What happens once an action is stored; must neither throw nor delay the response. */
+export interface ActionEvents {
+  stored(record: ActionRecord, json: string): void;
+}
+
+/**
+ * `writeBudget` charges each POST's body, refused or not, to the client's byte budget (see http/rate-limit.ts);
+ * `signed` checks and removes an identity signature (see http/auth.ts).
+ */
+export function actionRoutes(
+  router: Router<RelayState>,
+  store: ActionStore,
+  settings: ActionSettings,
+  guards: { writeBudget: BodyCharge; signed: Middleware<RelayState> },
+  events: ActionEvents,
+): void {
+  router.post('/v1/action', jsonBody(ACTION_BODY_LIMIT, guards.writeBudget), guards.signed, async (ctx) => {
+    const { writeId } = ctx.state;
+    const record = toRecord(parseBody(ctx.request.body), settings, writeId ?? newRecordId());
+    const origin = originOf(record.action, writeId !== undefined, settings);
+    ctx.state.writing = true;
+    const { json, intentMissed } = await store
+      .save(record, pushSide(record.action) !== undefined, origin)
+      .catch((err: unknown) => {
+        if (!(err instanceof PendingVerified)) throw err;
+        throw new AppError(
+          'CONFLICT',
+          'A signed request of this pair is pending; send this once it is answered or has expired.',
+        );
+      });
+    // The emit runs after this handler's awaits (setImmediate), so it never delays or fails the answer.
+    events.stored(record, json);
+    // A push that could not be announced never fails a stored action: the socket event and GET deliver it.
+    if (intentMissed !== undefined) {
+      recordPushEnqueueMiss();
+      ctx.state.log.warn('push intent not appended', {
+        recordId: record.id,
+        action: record.action,
+        ...errorFields(intentMissed),
+      });
+    }
+    okJson(ctx, json);
+  });
+
+  router.get('/v1/action/:id', async (ctx) => {
+    const { id } = parseParams({ ...ctx.params });
+    const record = await store.readJson(id, ctx.state.limit);
+    if (record === null)
+      throw new AppError('NOT_FOUND', 'The action mailbox of this pair is empty or expired.');
+    okJson(ctx, record);
+  });
+}

@@ -1,0 +1,71 @@
+import { EVM_CHAINS, UTXO_CHAINS } from '../core/chains.js';
+import { identifier } from '../core/validation/common-schema.js';
+
+const nonNegativeIntegerString = (maxPattern: string) => ({ type: 'string', pattern: maxPattern }) as const;
+
+const utxo = {
+  type: 'object',
+  properties: {
+    txid: { type: 'string', minLength: 1, maxLength: 200 },
+    vout: {
+      description: 'an integer from 0 to 100000, as a number or a digit string',
+      anyOf: [
+        { type: 'integer', minimum: 0, maximum: 100_000 },
+        nonNegativeIntegerString('^(0|[1-9][0-9]{0,4}|100000)$'),
+      ],
+    },
+    scriptPubKey: { type: 'string', maxLength: 10_000, pattern: '^(?:[0-9a-fA-F]{2})*$' },
+    satoshis: {
+      description: 'an integer from 0 to 10^18, as a number or a digit string',
+      anyOf: [
+        { type: 'integer', minimum: 0, maximum: 1e18 },
+        nonNegativeIntegerString('^(0|[1-9][0-9]{0,17}|1000000000000000000)$'),
+      ],
+    },
+    confirmations: { type: 'integer', minimum: 0 },
+    coinbase: { type: 'boolean' },
+  },
+  required: ['txid', 'vout'],
+  additionalProperties: false,
+} as const;
+
+/**
+ * docs/api.md#post-v1action. Chain-aware payload checks are part of the schema: a `tx` on a UTXO chain must be hex, a `tx` or
+ * `evmsigningrequest` on an EVM chain must be a JSON object (the `jsonObjectString` keyword).
+ */
+export const actionBody = {
+  type: 'object',
+  properties: {
+    chain: identifier,
+    wkIdentity: identifier,
+    action: identifier,
+    payload: { type: 'string', minLength: 1, maxLength: 1_000_000 },
+    path: {
+      description: 'a BIP32-style path such as 0-0, or empty',
+      anyOf: [{ type: 'string', maxLength: 0 }, identifier],
+    },
+    utxos: { type: 'array', maxItems: 10_000, items: utxo },
+  },
+  required: ['chain', 'wkIdentity', 'action', 'payload'],
+  additionalProperties: false,
+  allOf: [
+    {
+      if: { properties: { action: { const: 'tx' } }, required: ['action'] },
+      then: { required: ['path'], properties: { path: { type: 'string', minLength: 1 } } },
+    },
+    {
+      if: {
+        properties: { chain: { enum: UTXO_CHAINS }, action: { const: 'tx' } },
+        required: ['chain', 'action'],
+      },
+      then: { properties: { payload: { type: 'string', pattern: '^(?:[0-9a-fA-F]{2})+$' } } },
+    },
+    {
+      if: {
+        properties: { chain: { enum: EVM_CHAINS }, action: { enum: ['tx', 'evmsigningrequest'] } },
+        required: ['chain', 'action'],
+      },
+      then: { properties: { payload: { type: 'string', jsonObjectString: true } } },
+    },
+  ],
+} as const;

@@ -1,0 +1,152 @@
+import { limitedScript, type LimitedReply, type RequestLimit } from '../core/limits/rate-limit.js';
+import { Cluster } from 'ioredis';
+import { intentFields } from '../push/jobs.js';
+import { waitReady, type RedisClient } from '../core/redis/clients.js';
+import type { ActionRecord } from '../core/types.js';
+import type { Keys } from '../core/redis/keys.js';
+import { defineScript } from '../core/redis/scripts.js';
+import type { WriteAck } from '../core/redis/write-ack.js';
+
+/**
+ * One mailbox per wallet–key pair. A POST replaces the mailbox; reads never delete (both apps read it), so
+ * whatever is left disappears with the key's TTL.
+ */
+const LIMITED_READ = limitedScript(`return {consumed, ttl, redis.call('GET', KEYS[2])}`);
+
+/**
+ * Replaces the mailbox (KEYS[1]) and keeps its verified mark (KEYS[2], same slot) true to who wrote it. ARGV: the
+ * record, its TTL, and `verified` (a signed write: marks it) or `unguarded` (an unsigned write no pin can guard:
+ * refused, answering 0, while a verified record is pending). Returns 1 once stored.
+ */
+const REPLACE_GUARDED = `
+if ARGV[3] == 'unguarded' and redis.call('EXISTS', KEYS[2]) == 1 and redis.call('EXISTS', KEYS[1]) == 1 then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+if ARGV[3] == 'verified' then redis.call('SET', KEYS[2], '1', 'EX', ARGV[2]) else redis.call('DEL', KEYS[2]) end
+return 1
+`;
+
+/**
+ * Who wrote a record: a verified (signed) write; an unsigned one of a request or reply type, which pins and modes
+ * guard; or an unsigned one no pin can guard (an exempt or unknown type), which never replaces a verified record
+ * (docs/api.md#the-pending-request-is-the-pairs).
+ */
+export type WriteOrigin = 'verified' | 'unsigned' | 'unguarded';
+
+/** An unguarded write found a verified request pending. */
+export class PendingVerified extends Error {
+  override name = 'PendingVerified';
+}
+
+export interface SavedAction {
+  /** The record as stored (JSON text), so the answer needs no second serialization. */
+  json: string;
+  /** Why the push intent asked for could not be appended; the record is stored all the same. */
+  intentMissed?: unknown;
+}
+
+export class ActionStore {
+  private readonly limitedRead;
+  private readonly replaceGuarded;
+  /** Per mailbox, the last save still in flight (see save). */
+  private readonly inOrder = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+    private readonly ttlSeconds: number,
+    private readonly ack: WriteAck,
+  ) {
+    this.limitedRead = defineScript<LimitedReply<string | null>>(
+      redis,
+      'relayActionReadLimited',
+      2,
+      LIMITED_READ,
+    );
+    this.replaceGuarded = defineScript<number>(redis, 'relayActionReplace', 2, REPLACE_GUARDED);
+  }
+
+  /**
+   * Stores the record and, with `announce`, appends its push intent in the same round trip: the worker's intake
+   * turns intents into push jobs, so the write path pays one command, not BullMQ's job. An intent must never
+   * reach Redis before the record it names (the worker would find the mailbox without it and skip the push): on
+   * one connection (a single Redis, a Sentinel master) commands run in the order sent, so both go at once; on a
+   * cluster the stream may live on another node, so the intent waits for the write's answer there. Two plain
+   * commands rather than one script: a script saved the API about 5 µs but cost Redis, the part that does not
+   * scale out, 8 µs more per write (docs/benchmarks.md). With REDIS_WAIT_REPLICAS the intent is replicated like
+   * the record.
+   */
+  save(record: ActionRecord, announce: boolean, origin: WriteOrigin): Promise<SavedAction> {
+    const key = this.keys.action(record.wkIdentity);
+    // A pair's saves resolve in the order they were sent to Redis (the order its mailbox took them), whatever
+    // each one's round trips: the events that follow them must not overtake each other.
+    const previous = this.inOrder.get(key);
+    const saved = this.write(record, announce, origin);
+    const result = previous ? Promise.all([saved, previous]).then(([done]) => done) : saved;
+    const settled = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.inOrder.set(key, settled);
+    void settled.then(() => {
+      if (this.inOrder.get(key) === settled) this.inOrder.delete(key);
+    });
+    return result;
+  }
+
+  private async write(record: ActionRecord, announce: boolean, origin: WriteOrigin): Promise<SavedAction> {
+    const json = JSON.stringify(record);
+    const key = this.keys.action(record.wkIdentity);
+    const mark = this.keys.actionVerified(record.wkIdentity);
+    const stored = this.replace(key, mark, json, origin);
+    // An unguarded write may be refused: its intent waits for the write's answer, as on a cluster.
+    if (announce && (this.redis instanceof Cluster || origin === 'unguarded')) await stored;
+    const [, intentMissed] = await Promise.all([
+      stored,
+      announce
+        ? this.appendIntent(record).then(
+            () => undefined,
+            (err: unknown) => err ?? new Error('XADD failed'),
+          )
+        : undefined,
+    ]);
+    const appended = announce && intentMissed === undefined;
+    await this.ack.confirm(key, mark, ...(appended ? [this.keys.pushIntents] : []));
+    return { json, intentMissed };
+  }
+
+  /** The common unsigned write stays two plain commands; the rare signed or unguarded one is a script. */
+  private async replace(key: string, mark: string, json: string, origin: WriteOrigin): Promise<void> {
+    if (origin === 'unsigned') {
+      await Promise.all([this.redis.set(key, json, 'EX', this.ttlSeconds), this.redis.del(mark)]);
+      return;
+    }
+    if ((await this.replaceGuarded([key, mark], [json, this.ttlSeconds, origin])) === 0) {
+      throw new PendingVerified();
+    }
+  }
+
+  /** Entries older than any action can live announce nothing any more: each append trims them. */
+  private appendIntent(record: ActionRecord) {
+    const minId = Date.now() - this.ttlSeconds * 1000;
+    return this.redis.xadd(this.keys.pushIntents, 'MINID', minId, '*', ...intentFields(record));
+  }
+
+  /** Resolves once the mailbox's client is connected; rejects after `timeoutMs`. */
+  whenReady(timeoutMs: number): Promise<void> {
+    return waitReady(this.redis, timeoutMs);
+  }
+
+  /**
+   * The stored record as JSON text, or null: passed through without parsing (payloads reach 1 MB). With
+   * `limit`, the global rate limit is consumed in the same script.
+   */
+  async readJson(wkIdentity: string, limit?: RequestLimit): Promise<string | null> {
+    const key = this.keys.action(wkIdentity);
+    const alone = () => this.redis.get(key);
+    return limit
+      ? limit.around({ redis: this.redis, script: this.limitedRead, keys: [key], args: [], alone })
+      : alone();
+  }
+}

@@ -1,0 +1,48 @@
+import type Router from '@koa/router';
+import { isEvmChain } from '../core/chains.js';
+import { ok, type RelayState } from '../core/http/context.js';
+import { AppError, unavailable } from '../core/errors.js';
+import { validator } from '../core/validation/validate.js';
+import { tokenInfoParams } from './schema.js';
+import type { MarketStore } from './store.js';
+import type { TokenInfoService } from './token-info.js';
+
+const parseTokenParams = validator<{ network: string; address: string }>('params', tokenInfoParams);
+
+/** Served from Redis only: the worker refreshes rates and fees; token metadata is fetched once, then cached. */
+/**
+ * With MARKET_REFRESH=off nothing will ever fetch them, so "retry shortly" would be a lie: the 503 says why and
+ * has no Retry-After.
+ */
+function notFetched(what: string, refresh: boolean): AppError {
+  if (refresh) return unavailable(`${what} have not been fetched yet; retry shortly.`, 10);
+  return new AppError('UNAVAILABLE', `${what} are not fetched by this relay (MARKET_REFRESH=off).`);
+}
+
+export function marketRoutes(
+  router: Router<RelayState>,
+  store: MarketStore,
+  tokens: TokenInfoService,
+  refresh: boolean,
+): void {
+  router.get('/v1/rates', async (ctx) => {
+    const rates = await store.readRates();
+    if (!rates) throw notFetched('Exchange rates', refresh);
+    ok(ctx, rates);
+  });
+
+  router.get('/v1/networkfees', async (ctx) => {
+    const fees = await store.readFees();
+    if (fees.length === 0) throw notFetched('Network fees', refresh);
+    ok(ctx, fees);
+  });
+
+  router.get('/v1/tokeninfo/:network/:address', async (ctx) => {
+    const { network, address } = parseTokenParams({ ...ctx.params });
+    if (!isEvmChain(network))
+      throw new AppError('NOT_FOUND', 'Token metadata is not available on this network.');
+    const token = await tokens.get(network, address.toLowerCase(), ctx.state.log);
+    if (!token) throw new AppError('NOT_FOUND', 'This address is not a token contract on this network.');
+    ok(ctx, token);
+  });
+}

@@ -1,0 +1,61 @@
+import type Router from '@koa/router';
+import type { Middleware } from 'koa';
+import type { StoredAnswer } from '../identity/route-guard.js';
+import { type BodyCharge, DEFAULT_BODY_LIMIT, jsonBody } from '../core/http/body.js';
+import { okJson, type RelayState } from '../core/http/context.js';
+import { AppError } from '../core/errors.js';
+import { validator } from '../core/validation/validate.js';
+import { idParams } from '../core/validation/common-schema.js';
+import { recoveryPubBody } from './recovery-pub-schema.js';
+import type { RecoveryPubStore } from './recovery-pub-store.js';
+import type { RecoveryPub } from '../core/types.js';
+
+type RecoveryPubRequest = Omit<RecoveryPub, 'createdAt'>;
+
+const parseBody = validator<RecoveryPubRequest>('body', recoveryPubBody);
+const parseParams = validator<{ id: string }>('params', idParams);
+
+/** A resent POST is answered with the stored record while it still holds what that POST stored. */
+export function storedRecoveryPub(store: RecoveryPubStore): StoredAnswer {
+  return async (body) => {
+    const { wkIdentity, recoveryXpub, xpubSignature, chain } = parseBody({ ...body });
+    const json = await store.readJson(wkIdentity);
+    if (json === null) return null;
+    const stored = JSON.parse(json) as RecoveryPub;
+    const same =
+      stored.recoveryXpub === recoveryXpub &&
+      stored.xpubSignature === xpubSignature &&
+      stored.chain === chain;
+    return same ? json : null;
+  };
+}
+
+/**
+ * The key app's recovery account xpub (docs/api.md#recovery-xpub--post-v1recoverypub-get-v1recoverypubid).
+ * `signed` requires a signature by one of the pair's keys whatever AUTH_MODE says: the record outlives any
+ * lifetime, so nobody but the pair may write it.
+ */
+export function recoveryPubRoutes(
+  router: Router<RelayState>,
+  store: RecoveryPubStore,
+  guards: { writeBudget: BodyCharge; signed: Middleware<RelayState> },
+): void {
+  router.post(
+    '/v1/recoverypub',
+    jsonBody(DEFAULT_BODY_LIMIT, guards.writeBudget),
+    guards.signed,
+    async (ctx) => {
+      const { wkIdentity, recoveryXpub, xpubSignature, chain } = parseBody(ctx.request.body);
+      ctx.state.writing = true;
+      const createdAt = new Date().toISOString();
+      okJson(ctx, await store.save({ wkIdentity, recoveryXpub, xpubSignature, chain, createdAt }));
+    },
+  );
+
+  router.get('/v1/recoverypub/:id', async (ctx) => {
+    const { id } = parseParams({ ...ctx.params });
+    const record = await store.readJson(id);
+    if (record === null) throw new AppError('NOT_FOUND', 'No recovery xpub is stored for this pair.');
+    okJson(ctx, record);
+  });
+}

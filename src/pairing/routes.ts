@@ -1,0 +1,86 @@
+import type Router from '@koa/router';
+import type { Middleware } from 'koa';
+import type { StoredAnswer } from '../identity/route-guard.js';
+import { type BodyCharge, jsonBody, SYNC_BODY_LIMIT } from '../core/http/body.js';
+import { okJson, type RelayState } from '../core/http/context.js';
+import { AppError } from '../core/errors.js';
+import { validator } from '../core/validation/validate.js';
+import { idParams } from '../core/validation/common-schema.js';
+import { SYNC_OPTIONAL_FIELDS, syncBody } from './schema.js';
+import type { SyncStore } from './store.js';
+import type { TokenStore } from '../push/token-store.js';
+import type { SyncRecord } from '../core/types.js';
+import { chargeRegistrations, type TokenRegistrationLimits } from '../push/routes.js';
+
+type SyncRequest = SyncRecord & { keyToken?: string };
+
+const validate = validator<SyncRequest>('body', syncBody);
+const parseParams = validator<{ id: string }>('params', idParams);
+
+/** The optional fields kept in the record, in the order the record keeps them (keyToken is registered instead). */
+const RECORD_FIELDS = SYNC_OPTIONAL_FIELDS.filter((field) => field !== 'keyToken');
+
+/** Validates a sync body; an optional field sent as `""` or `null` counts as absent (older key apps send them). */
+function parseBody(body: unknown): SyncRequest {
+  if (typeof body === 'object' && body !== null) {
+    const fields = body as Record<string, unknown>;
+    for (const field of SYNC_OPTIONAL_FIELDS) {
+      if (fields[field] === '' || fields[field] === null) delete fields[field];
+    }
+  }
+  return validate(body);
+}
+
+/** The stored record: exactly the documented fields that were given, in their documented order. */
+function toRecord(body: SyncRequest): SyncRecord {
+  const record: SyncRecord = {
+    chain: body.chain,
+    walletIdentity: body.walletIdentity,
+    keyXpub: body.keyXpub,
+    wkIdentity: body.wkIdentity,
+  };
+  for (const field of RECORD_FIELDS) {
+    if (body[field] !== undefined) Object.assign(record, { [field]: body[field] });
+  }
+  return record;
+}
+
+/** A resent sync is answered with the record while it is still the one that sync stored. */
+export function storedSync(store: SyncStore): StoredAnswer {
+  return async (body) => {
+    const json = JSON.stringify(toRecord(parseBody({ ...body })));
+    const stored = await store.peekJson(String(body.walletIdentity));
+    return stored === json ? stored : null;
+  };
+}
+
+/**
+ * `writeBudget` charges each POST's body, refused or not, to the client's byte budget (see http/rate-limit.ts);
+ * `signed` checks and removes an identity signature (see http/auth.ts). A `keyToken` is registered for the pair's key side as
+ * POST /v1/token would, so a freshly paired key app gets pushes at once.
+ */
+export function syncRoutes(
+  router: Router<RelayState>,
+  stores: { sync: SyncStore; tokens: TokenStore },
+  guards: { writeBudget: BodyCharge; signed: Middleware<RelayState> },
+  registrations: TokenRegistrationLimits,
+): void {
+  router.post('/v1/sync', jsonBody(SYNC_BODY_LIMIT, guards.writeBudget), guards.signed, async (ctx) => {
+    const body = parseBody(ctx.request.body);
+    const token =
+      body.keyToken === undefined ? undefined : { wkIdentity: body.wkIdentity, keyToken: body.keyToken };
+    if (token) await chargeRegistrations(registrations, ctx, token);
+    ctx.state.writing = true;
+    const json = await stores.sync.save(toRecord(body));
+    if (token) await stores.tokens.save(token);
+    okJson(ctx, json);
+  });
+
+  router.get('/v1/sync/:id', async (ctx) => {
+    const { id } = parseParams({ ...ctx.params });
+    const record = await stores.sync.readJson(id, ctx.state.limit);
+    if (record === null)
+      throw new AppError('NOT_FOUND', 'No synchronization record for this wallet identity.');
+    okJson(ctx, record);
+  });
+}

@@ -1,0 +1,92 @@
+import { createHash } from 'node:crypto';
+import type { JobsOptions } from 'bullmq';
+import { actionTypeRule } from '../mailbox/action-types.js';
+import type { PushConfig } from '../core/config/config.js';
+import type { TokenSide } from '../core/redis/keys.js';
+import type { ActionRecord } from '../core/types.js';
+
+/** BullMQ queue of push notifications; its keys are `<KEY_PREFIX>{bull:push}:push:…` (see queuePrefix). */
+export const PUSH_QUEUE = 'push';
+
+/** The backoff type the push worker implements (exponential with jitter, stretched to a provider's Retry-After). */
+export const PUSH_BACKOFF = 'push';
+
+/**
+ * A job names the stored record it announces, not its contents: the worker re-reads the mailbox and sends only
+ * while this very record is still there. `done` holds hashes of the tokens already dealt with (sent, removed or
+ * failed for good), so a retry goes only to the tokens that failed temporarily.
+ */
+export interface PushJob {
+  /** The announced record's id. */
+  id: string;
+  wkIdentity: string;
+  action: string;
+  expiresAt: string;
+  done: string[];
+}
+
+/**
+ * A push intent: the entry the action route appends to the intents stream (Keys.pushIntents) together with the
+ * mailbox write, and the worker's intake turns into a job. The job's fields as XADD's field–value list.
+ */
+export function intentFields(
+  record: Pick<ActionRecord, 'id' | 'wkIdentity' | 'action' | 'expiresAt'>,
+): string[] {
+  const { id, wkIdentity, action, expiresAt } = record;
+  return ['id', id, 'wkIdentity', wkIdentity, 'action', action, 'expiresAt', expiresAt];
+}
+
+/** The job an intent asks for, or undefined for an entry that is no intent (deleted, or not written by the relay). */
+export function jobOfIntent(fields: readonly string[] | null): PushJob | undefined {
+  if (!fields) return undefined;
+  const field = new Map<string, string>();
+  for (let i = 0; i + 1 < fields.length; i += 2) field.set(fields[i]!, fields[i + 1]!);
+  const [id, wkIdentity, action, expiresAt] = ['id', 'wkIdentity', 'action', 'expiresAt'].map((f) =>
+    field.get(f),
+  );
+  if (!id || !RECORD_ID.test(id) || !wkIdentity || !action || !expiresAt) return undefined;
+  return Number.isNaN(Date.parse(expiresAt)) ? undefined : { id, wkIdentity, action, expiresAt, done: [] };
+}
+
+/**
+ * A record id as newRecordId makes them. Checked because it becomes the job id, and an id BullMQ refuses would
+ * fail the intake's whole batch on every try.
+ */
+const RECORD_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** The side whose tokens a push of this action type goes to, or undefined for a type that is never pushed. */
+export function pushSide(action: string): TokenSide | undefined {
+  const rule = actionTypeRule(action);
+  return rule?.push ? rule.side : undefined;
+}
+
+/**
+ * Same stored record, same job id: a repeated intent finds the job already there and sends nothing twice, and
+ * two records, however close in time, are two jobs. Record ids are base64url, which BullMQ ids may hold.
+ */
+export function pushJobId(record: Pick<ActionRecord, 'id'>): string {
+  return `push-${record.id}`;
+}
+
+/** How a token is remembered in job data (`done`): never the token itself, job data is visible to operators. */
+export function tokenDigest(token: string): string {
+  return createHash('sha256').update(token).digest('base64url');
+}
+
+const KEEP_FAILED_SECONDS = 7 * 86_400;
+
+/**
+ * A completed job is the dedupe record for as long as its action can live; after that no intent can name the
+ * same record again (the intake drops expired ones).
+ */
+export function pushJobOptions(
+  push: Pick<PushConfig, 'maxAttempts' | 'retryBaseMs'>,
+  actionTtlSeconds: number,
+): JobsOptions {
+  return {
+    attempts: push.maxAttempts,
+    backoff: { type: PUSH_BACKOFF, delay: push.retryBaseMs },
+    removeOnComplete: { age: actionTtlSeconds },
+    removeOnFail: { age: KEEP_FAILED_SECONDS },
+  };
+}

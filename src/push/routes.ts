@@ -1,0 +1,64 @@
+import type Router from '@koa/router';
+import type { Middleware } from 'koa';
+import type { StoredAnswer } from '../identity/route-guard.js';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
+import { type BodyCharge, DEFAULT_BODY_LIMIT, jsonBody } from '../core/http/body.js';
+import { ok, type RelayState } from '../core/http/context.js';
+import { consumeOrReject } from '../core/limits/rate-limit.js';
+import { validator } from '../core/validation/validate.js';
+import { tokenBody } from './schema.js';
+import { TOKEN_SIDES } from '../core/redis/keys.js';
+import type { TokenStore } from './token-store.js';
+import type { TokenRegistration } from '../core/types.js';
+
+const parseBody = validator<TokenRegistration>('body', tokenBody);
+
+/**
+ * Registers push tokens; the answer holds counts only: tokens are never echoed or readable via the API. Bodies
+ * count against the client's write budget, and `registrations` bounds each pair side's registrations, so nobody
+ * fills Redis with tokens kept 180 days or pushes a pair's devices out of its token list in one burst.
+ */
+export function tokenRoutes(
+  router: Router<RelayState>,
+  store: TokenStore,
+  guards: { writeBudget: BodyCharge; signed: Middleware<RelayState> },
+  registrations: TokenRegistrationLimits,
+): void {
+  router.post('/v1/token', jsonBody(DEFAULT_BODY_LIMIT, guards.writeBudget), guards.signed, async (ctx) => {
+    const body = parseBody(ctx.request.body);
+    await chargeRegistrations(registrations, ctx, body);
+    ctx.state.writing = true;
+    ok(ctx, await store.save(body));
+  });
+}
+
+/**
+ * The limits of token registrations: per pair and side an hour (a stranger cannot push a pair's devices out of its
+ * token list), and per client address a day (nobody fills Redis with tokens kept 180 days).
+ */
+export interface TokenRegistrationLimits {
+  perPairSide: RateLimiterAbstract;
+  perAddress: RateLimiterAbstract;
+}
+
+/** 429 once the address or a side of the pair is over its registrations; charged before anything is written. */
+export async function chargeRegistrations(
+  limits: TokenRegistrationLimits,
+  ctx: { ip: string },
+  body: TokenRegistration,
+): Promise<void> {
+  const sides = TOKEN_SIDES.filter((side) => body[`${side}Token`] !== undefined);
+  await consumeOrReject(limits.perAddress, ctx, 'token registrations from this address', sides.length);
+  for (const side of sides) {
+    await consumeOrReject(
+      limits.perPairSide,
+      `${side}:${body.wkIdentity}`,
+      `${side} token registrations for this pair`,
+    );
+  }
+}
+
+/** A resent registration is answered with the pair's counts as they are: registering again changes nothing. */
+export function storedCounts(store: TokenStore): StoredAnswer {
+  return async (body) => JSON.stringify(await store.counts(String(body.wkIdentity)));
+}

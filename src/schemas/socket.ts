@@ -1,9 +1,0 @@
-import { identifier } from './common.js';
-
-/** docs/api.md#join-and-leave: the data of a socket's `join` and `leave` events. */
-export const roomEvent = {
-  type: 'object',
-  properties: { wkIdentity: identifier },
-  required: ['wkIdentity'],
-  additionalProperties: false,
-} as const;

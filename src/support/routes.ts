@@ -1,0 +1,69 @@
+import type Router from '@koa/router';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
+import { jsonBody, SUPPORT_BODY_LIMIT } from '../core/http/body.js';
+import { ok, type RelayContext, type RelayState } from '../core/http/context.js';
+import { ipBucket } from '../core/http/client-ip.js';
+import { consumeOrReject } from '../core/limits/rate-limit.js';
+import { validator } from '../core/validation/validate.js';
+import type { SupportProducer } from '../core/queue/producer.js';
+import { normalizeText, ticketType, type SupportJob } from './jobs.js';
+import { contactBody, ticketBody } from './schema.js';
+
+interface TicketForm {
+  subject: string;
+  description: string;
+  type: string;
+  email: string;
+}
+
+interface ContactForm {
+  name: string;
+  email: string;
+  message: string;
+}
+
+const parseTicket = validator<TicketForm>('body', ticketBody);
+const parseContact = validator<ContactForm>('body', contactBody);
+
+/**
+ * Both forms become one job each. The submission budget is spent only by valid forms (a typo does not cost
+ * the sender one of their daily submissions) that are not repeats of one already queued, and given back when
+ * the job could not be queued.
+ */
+export function supportRoutes(
+  router: Router<RelayState>,
+  producer: SupportProducer,
+  submissions: RateLimiterAbstract,
+): void {
+  const enqueue = async (ctx: RelayContext, job: SupportJob) => {
+    const id = await producer.submit(
+      job,
+      () => consumeOrReject(submissions, ctx, 'submissions from this address'),
+      // Not queued, so not counted: the sender will have to submit again.
+      () => submissions.reward(ipBucket(ctx.ip)).then(() => undefined),
+    );
+    ctx.state.log.info('support job queued', { jobId: id, kind: job.kind });
+    ok(ctx, { id, status: 'queued' });
+  };
+
+  router.post('/v1/ticket', jsonBody(SUPPORT_BODY_LIMIT), async (ctx) => {
+    const form = parseTicket(ctx.request.body);
+    await enqueue(ctx, {
+      kind: 'ticket',
+      subject: normalizeText(form.subject),
+      description: normalizeText(form.description),
+      type: ticketType(normalizeText(form.type)),
+      email: form.email.toLowerCase(),
+    });
+  });
+
+  router.post('/v1/contact', jsonBody(SUPPORT_BODY_LIMIT), async (ctx) => {
+    const form = parseContact(ctx.request.body);
+    await enqueue(ctx, {
+      kind: 'contact',
+      name: normalizeText(form.name),
+      email: form.email.toLowerCase(),
+      message: normalizeText(form.message),
+    });
+  });
+}
