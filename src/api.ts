@@ -1,17 +1,17 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
-import { addActionTypes } from './mailbox/action-types.js';
+import { addActionTypes } from './mailbox/index.js';
 import { buildApp } from './app.js';
 import type { Config } from './core/config/config.js';
 import { answerClientErrors, clientGone } from './core/http/client-errors.js';
 import { FrontDoor, RelayResponse } from './core/http/front-door.js';
 import { listen } from './core/http/listen.js';
 import { errorFields, type Logger } from './core/log.js';
-import { Realtime } from './realtime/servers.js';
+import { Realtime } from './realtime/index.js';
 import { createRedis, redisServes } from './core/redis/clients.js';
 import type { RoleHandle } from './core/role.js';
-import { AuthGate } from './identity/gate.js';
-import { ActionStore } from './mailbox/store.js';
-import { AuthStore } from './identity/store.js';
+import { AuthGate } from './identity/index.js';
+import { ActionStore } from './mailbox/index.js';
+import { AuthStore } from './identity/index.js';
 import { keysFor } from './core/redis/keys.js';
 import { WriteAck } from './core/redis/write-ack.js';
 

@@ -1,4 +1,4 @@
-import { addActionTypes } from '../src/mailbox/action-types.js';
+import { addActionTypes } from '../src/mailbox/index.js';
 import type { Config } from '../src/core/config/config.js';
 import type { Logger } from '../src/core/log.js';
 import type { RoleHandle } from '../src/core/role.js';

@@ -1,24 +1,18 @@
 import { Queue, UnrecoverableError, Worker, type Job, type MinimalJob } from 'bullmq';
-import { actionTypeRule } from '../src/mailbox/action-types.js';
+import { actionTypeRule } from '../src/mailbox/index.js';
 import type { Config } from '../src/core/config/config.js';
 import { errorFields, type Logger } from '../src/core/log.js';
 import { recordPushMessages, recordPushSkipped } from '../src/core/metrics.js';
 import { createPushSender, type PushResult } from '../src/push/fcm/index.js';
 import { logBullErrors } from '../src/core/queue/bull-errors.js';
 import { queuePrefix } from '../src/core/queue/prefix.js';
-import {
-  PUSH_BACKOFF,
-  PUSH_QUEUE,
-  pushJobOptions,
-  tokenDigest,
-  type PushJob,
-} from '../src/push/jobs.js';
+import { PUSH_BACKOFF, PUSH_QUEUE, pushJobOptions, tokenDigest, type PushJob } from '../src/push/index.js';
 import { createRedis } from '../src/core/redis/clients.js';
 import type { RoleHandle } from '../src/core/role.js';
-import { ActionStore } from '../src/mailbox/store.js';
+import { ActionStore } from '../src/mailbox/index.js';
 import { keysFor } from '../src/core/redis/keys.js';
-import { PushThrottle } from '../src/push/throttle.js';
-import { TokenStore } from '../src/push/token-store.js';
+import { PushThrottle } from '../src/push/index.js';
+import { TokenStore } from '../src/push/index.js';
 import { WriteAck } from '../src/core/redis/write-ack.js';
 import type { ActionRecord } from '../src/core/types.js';
 import { releaseAtShutdown, runQueueWorker } from './bullmq.js';

@@ -8,11 +8,11 @@ import { logBullErrors } from '../src/core/queue/bull-errors.js';
 import { queuePrefix } from '../src/core/queue/prefix.js';
 import { createRedis, isRedisUnavailable } from '../src/core/redis/clients.js';
 import { settlesWithin, type RoleHandle } from '../src/core/role.js';
-import { fetchEvmFees, fetchMempoolFees, type FeeLevels } from '../src/market/providers/fees.js';
+import { fetchEvmFees, fetchMempoolFees, type FeeLevels } from '../src/market/index.js';
 import { Upstream } from '../src/core/outbound-http.js';
-import { fetchCryptoPrices, fetchFiatRates } from '../src/market/providers/prices.js';
+import { fetchCryptoPrices, fetchFiatRates } from '../src/market/index.js';
 import { keysFor } from '../src/core/redis/keys.js';
-import { MarketStore, type FeeEntry, type MarketField, type RatesPart } from '../src/market/store.js';
+import { MarketStore, type FeeEntry, type MarketField, type RatesPart } from '../src/market/index.js';
 
 export const REFRESH_QUEUE = 'refresh';
 

@@ -9,7 +9,7 @@ import {
 } from '../src/support/helpdesk/index.js';
 import { logBullErrors } from '../src/core/queue/bull-errors.js';
 import { queuePrefix } from '../src/core/queue/prefix.js';
-import { SUPPORT_QUEUE, type SupportJob } from '../src/support/jobs.js';
+import { SUPPORT_QUEUE, type SupportJob } from '../src/support/index.js';
 import { createRedis } from '../src/core/redis/clients.js';
 import type { RoleHandle } from '../src/core/role.js';
 import { releaseAtShutdown, runQueueWorker } from './bullmq.js';

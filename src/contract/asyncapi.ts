@@ -1,8 +1,8 @@
-import { BUILT_IN_ACTION_TYPES, type Side } from '../mailbox/action-types.js';
+import { BUILT_IN_ACTION_TYPES, type Side } from '../mailbox/index.js';
 import type { ApiProfile } from '../core/config/config.js';
 import { ERROR_CODES } from '../core/errors.js';
-import { credentialProperties } from '../identity/credential-schema.js';
-import { roomEvent } from '../realtime/socket-schema.js';
+import { credentialProperties } from '../identity/index.js';
+import { roomEvent } from '../realtime/index.js';
 import { buildOpenApi } from './document.js';
 
 /**

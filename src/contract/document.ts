@@ -5,21 +5,21 @@ import {
   SUPPORT_BODY_LIMIT,
   SYNC_BODY_LIMIT,
 } from '../core/http/body.js';
-import { PURPOSE, type SignedRoute } from '../identity/gate.js';
+import { PURPOSE, type SignedRoute } from '../identity/index.js';
 import type { ApiProfile } from '../core/config/config.js';
 import { STATUS, type ErrorCode } from '../core/errors.js';
 import { RELAY_VERSION } from '../core/version.js';
 import { CUSTOM_KEYWORDS } from '../core/validation/validate.js';
-import { actionBody } from '../mailbox/schema.js';
+import { actionBody } from '../mailbox/index.js';
 import { idParams } from '../core/validation/common-schema.js';
-import { credentialProperties } from '../identity/credential-schema.js';
-import { recoveryPubBody } from '../pairing/recovery-pub-schema.js';
-import { tokenInfoParams } from '../market/schema.js';
+import { credentialProperties } from '../identity/index.js';
+import { recoveryPubBody } from '../pairing/index.js';
+import { tokenInfoParams } from '../market/index.js';
 import * as responses from './responses-schema.js';
-import { signBody } from '../partners/schema.js';
-import { contactBody, ticketBody } from '../support/schema.js';
-import { SYNC_OPTIONAL_FIELDS, syncBody } from '../pairing/schema.js';
-import { tokenBody } from '../push/schema.js';
+import { signBody } from '../partners/index.js';
+import { contactBody, ticketBody } from '../support/index.js';
+import { SYNC_OPTIONAL_FIELDS, syncBody } from '../pairing/index.js';
+import { tokenBody } from '../push/index.js';
 
 /**
  * The OpenAPI 3.1 document of the HTTP API, built from the very schemas the routes validate with, so it cannot

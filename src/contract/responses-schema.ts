@@ -1,8 +1,8 @@
 import { EVM_CHAINS } from '../core/chains.js';
 import type { ErrorCode } from '../core/errors.js';
-import { actionBody } from '../mailbox/schema.js';
+import { actionBody } from '../mailbox/index.js';
 import { identifier } from '../core/validation/common-schema.js';
-import { recoveryPubBody } from '../pairing/recovery-pub-schema.js';
+import { recoveryPubBody } from '../pairing/index.js';
 import type { ApiProfile } from '../core/config/config.js';
 
 /**

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { actionTypeRule, SIDES, type Side } from '../mailbox/action-types.js';
+import { actionTypeRule, SIDES, type Side } from '../mailbox/index.js';
 import type { AuthConfig, AuthRoute } from '../core/config/config.js';
 import { AppError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { recordAuth } from '../core/metrics.js';
-import { newRecordId } from '../mailbox/record-id.js';
+import { newRecordId } from '../mailbox/index.js';
 import { isRedisUnavailable } from '../core/redis/clients.js';
 import { IDENTIFIER_PATTERN } from '../core/validation/common-schema.js';
 import type { AuthStore } from './store.js';

@@ -1,12 +1,12 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import type { StoredAnswer } from '../identity/route-guard.js';
+import type { StoredAnswer } from '../identity/index.js';
 import { ACTION_BODY_LIMIT, type BodyCharge, jsonBody } from '../core/http/body.js';
 import { okJson, type RelayState } from '../core/http/context.js';
 import { AppError } from '../core/errors.js';
 import { errorFields } from '../core/log.js';
 import { recordPushEnqueueMiss } from '../core/metrics.js';
-import { pushSide } from '../push/jobs.js';
+import { pushSide } from '../push/index.js';
 import { validator } from '../core/validation/validate.js';
 import { actionBody } from './schema.js';
 import { idParams } from '../core/validation/common-schema.js';

@@ -1,6 +1,6 @@
 import { SOLANA_CHAINS } from '../core/chains.js';
 import { identifier } from '../core/validation/common-schema.js';
-import { pushToken } from '../push/schema.js';
+import { pushToken } from '../push/index.js';
 
 /** Lowercase hex of whole bytes: a redeem or witness script. */
 const script = { type: 'string', minLength: 2, maxLength: 20_000, pattern: '^(?:[0-9a-f]{2})+$' } as const;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
-import { actionTypeRule } from '../mailbox/action-types.js';
+import { actionTypeRule } from '../mailbox/index.js';
 import type { PushConfig } from '../core/config/config.js';
 import type { TokenSide } from '../core/redis/keys.js';
 import type { ActionRecord } from '../core/types.js';

@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import type { StoredAnswer } from '../identity/route-guard.js';
+import type { StoredAnswer } from '../identity/index.js';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { type BodyCharge, DEFAULT_BODY_LIMIT, jsonBody } from '../core/http/body.js';
 import { ok, type RelayState } from '../core/http/context.js';

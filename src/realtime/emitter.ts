@@ -1,4 +1,4 @@
-import { actionTypeRule, type Side } from '../mailbox/action-types.js';
+import { actionTypeRule, type Side } from '../mailbox/index.js';
 import { errorFields, type Logger } from '../core/log.js';
 import type { ActionRecord } from '../core/types.js';
 import { deliverToRoom } from './deliveries.js';

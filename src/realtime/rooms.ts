@@ -1,6 +1,6 @@
 import type { RateLimiterRedis } from 'rate-limiter-flexible';
-import type { Side } from '../mailbox/action-types.js';
-import type { AuthGate } from '../identity/gate.js';
+import type { Side } from '../mailbox/index.js';
+import type { AuthGate } from '../identity/index.js';
 import { AppError, type ErrorCode } from '../core/errors.js';
 import { validator } from '../core/validation/validate.js';
 import { errorFields, type Logger } from '../core/log.js';

@@ -1,10 +1,10 @@
 import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { BUILT_IN_ACTION_TYPES, type ExtraActionType } from '../../mailbox/action-types.js';
+import { BUILT_IN_ACTION_TYPES, type ExtraActionType } from '../../mailbox/index.js';
 import { EVM_CHAINS, MEMPOOL_FEE_CHAINS, UTXO_CHAINS, type EvmChain } from '../chains.js';
 import { AppError } from '../errors.js';
 import { validator } from '../validation/validate.js';
-import { actionTypesExtra } from '../../mailbox/action-types-schema.js';
+import { actionTypesExtra } from '../../mailbox/index.js';
 
 /** The only reader of process.env: one typed, validated object built at start-up. */
 /** The shape of success answers (docs/api.md#running-in-front-of-the-ssp-apps). */

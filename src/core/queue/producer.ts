@@ -12,7 +12,7 @@ import {
   supportJobId,
   supportJobOptions,
   type SupportJob,
-} from '../../support/jobs.js';
+} from '../../support/index.js';
 
 /**
  * Adds jobs to one BullMQ queue on a fail-fast client (no offline queue, command timeout): `add` resolves only

@@ -1,0 +1,6 @@
+export { recoveryPubRoutes, storedRecoveryPub } from './recovery-pub-routes.js';
+export { recoveryPubBody } from './recovery-pub-schema.js';
+export { RecoveryPubStore } from './recovery-pub-store.js';
+export { storedSync, syncRoutes } from './routes.js';
+export { SYNC_OPTIONAL_FIELDS, syncBody } from './schema.js';
+export { SyncStore } from './store.js';

@@ -1,0 +1,2 @@
+export { Realtime } from './servers.js';
+export { roomEvent } from './socket-schema.js';
