@@ -23,15 +23,18 @@ export const ROOT = new URL('..', import.meta.url).pathname.replace(/\/$/, '');
 export const OUT_DIR = join(ROOT, '.bench');
 const DIST_DIR = join(OUT_DIR, 'dist');
 
-/** Compiles the whole project (src, worker, bench) into .bench/dist for the `dist` runner. */
+/** Compiles the whole project (src, worker, bench) into .bench/dist for the `dist` runner, Lua scripts beside. */
 export function compile(): number {
   const started = Date.now();
   const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.json', '--outDir', DIST_DIR], {
-    cwd: ROOT,
-    stdio: 'inherit',
-  });
-  if (result.status !== 0) throw new Error(`tsc failed with exit code ${result.status}`);
+  const steps = [
+    [tsc, '-p', 'tsconfig.json', '--outDir', DIST_DIR],
+    [join(DIST_DIR, 'scripts', 'copy-lua.js'), DIST_DIR],
+  ];
+  for (const [script, ...args] of steps) {
+    const result = spawnSync(process.execPath, [script!, ...args], { cwd: ROOT, stdio: 'inherit' });
+    if (result.status !== 0) throw new Error(`${script} failed with exit code ${result.status}`);
+  }
   return Date.now() - started;
 }
 

@@ -624,6 +624,20 @@ describe('deployment manifests', () => {
         expect(statSync(join(repoRoot, cmd[1]!)).isFile()).to.equal(true);
       });
 
+      it('ships every Lua script and fragment beside the module that reads it', () => {
+        const lua = ['src', 'worker'].flatMap((dir) =>
+          readdirSync(join(repoRoot, dir), { recursive: true, encoding: 'utf8' })
+            .filter((file) => file.endsWith('.lua'))
+            .map((file) => join(dir, file)),
+        );
+        expect(lua).to.include('src/core/limits/lua/includes/consume-global-limit.lua');
+        for (const file of lua) {
+          expect(readFileSync(join(repoRoot, 'dist', file), 'utf8'), file).to.equal(
+            readFileSync(join(repoRoot, file), 'utf8'),
+          );
+        }
+      });
+
       it('the compiled code imports only production dependencies and Node built-ins', () => {
         const production = Object.keys(packageJson.dependencies);
         const imported = new Set<string>();

@@ -1,14 +1,10 @@
 import type { Side } from '../mailbox/index.js';
 import type { RedisClient } from '../core/redis/clients.js';
 import type { Keys } from '../core/redis/keys.js';
-import { defineScript } from '../core/redis/scripts.js';
+import { defineScript, readScript } from '../core/redis/scripts.js';
 import type { WriteAck } from '../core/redis/write-ack.js';
 
-/** Deletes KEYS[1] only while it still holds ARGV[1]: a request gives back its own nonce, never another's. */
-const RELEASE_OWN = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-`;
+const RELEASE_OWN = readScript(new URL('lua/release-nonce-1.lua', import.meta.url));
 
 /**
  * Spent nonces and pins of identity-signed requests, shared by every pod. On the stores' fail-fast client: with
@@ -22,7 +18,7 @@ export class AuthStore {
     private readonly keys: Keys,
     private readonly ack: WriteAck,
   ) {
-    this.releaseOwn = defineScript<number>(redis, 'relayNonceRelease', 1, RELEASE_OWN);
+    this.releaseOwn = defineScript<number>(redis, 'relayNonceRelease', RELEASE_OWN);
   }
 
   /**

@@ -1,31 +1,18 @@
-import { limitedScript, type LimitedReply, type RequestLimit } from '../core/limits/rate-limit.js';
+import type { LimitedReply, RequestLimit } from '../core/limits/rate-limit.js';
 import { Cluster } from 'ioredis';
 import { intentFields } from '../push/index.js';
 import { waitReady, type RedisClient } from '../core/redis/clients.js';
 import type { ActionRecord } from '../core/types.js';
 import type { Keys } from '../core/redis/keys.js';
-import { defineScript } from '../core/redis/scripts.js';
+import { defineScript, readScript } from '../core/redis/scripts.js';
 import type { WriteAck } from '../core/redis/write-ack.js';
 
 /**
  * One mailbox per wallet–key pair. A POST replaces the mailbox; reads never delete (both apps read it), so
  * whatever is left disappears with the key's TTL.
  */
-const LIMITED_READ = limitedScript(`return {consumed, ttl, redis.call('GET', KEYS[2])}`);
-
-/**
- * Replaces the mailbox (KEYS[1]) and keeps its verified mark (KEYS[2], same slot) true to who wrote it. ARGV: the
- * record, its TTL, and `verified` (a signed write: marks it) or `unguarded` (an unsigned write no pin can guard:
- * refused, answering 0, while a verified record is pending). Returns 1 once stored.
- */
-const REPLACE_GUARDED = `
-if ARGV[3] == 'unguarded' and redis.call('EXISTS', KEYS[2]) == 1 and redis.call('EXISTS', KEYS[1]) == 1 then
-  return 0
-end
-redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
-if ARGV[3] == 'verified' then redis.call('SET', KEYS[2], '1', 'EX', ARGV[2]) else redis.call('DEL', KEYS[2]) end
-return 1
-`;
+const LIMITED_READ = readScript(new URL('lua/read-limited-2.lua', import.meta.url));
+const REPLACE_GUARDED = readScript(new URL('lua/replace-guarded-2.lua', import.meta.url));
 
 /**
  * Who wrote a record: a verified (signed) write; an unsigned one of a request or reply type, which pins and modes
@@ -61,10 +48,9 @@ export class ActionStore {
     this.limitedRead = defineScript<LimitedReply<string | null>>(
       redis,
       'relayActionReadLimited',
-      2,
       LIMITED_READ,
     );
-    this.replaceGuarded = defineScript<number>(redis, 'relayActionReplace', 2, REPLACE_GUARDED);
+    this.replaceGuarded = defineScript<number>(redis, 'relayActionReplace', REPLACE_GUARDED);
   }
 
   /**

@@ -1,24 +1,12 @@
-import { limitedScript, type LimitedReply, type RequestLimit } from '../core/limits/rate-limit.js';
+import type { LimitedReply, RequestLimit } from '../core/limits/rate-limit.js';
 import type { RedisClient } from '../core/redis/clients.js';
 import type { SyncRecord } from '../core/types.js';
 import type { Keys } from '../core/redis/keys.js';
-import { defineScript } from '../core/redis/scripts.js';
+import { defineScript, readScript } from '../core/redis/scripts.js';
 import type { WriteAck } from '../core/redis/write-ack.js';
 
-// First read cuts the remaining lifetime to the grace period, never lengthening it (EXPIRE … LT, Redis 7: a key
-// without expiry counts as expiring never, so it gets the grace too); one script, so concurrent reads on many
-// pods all see the same record and the same expiry. `key` and `grace` name where the script finds them: alone,
-// or after the global limit's key and arguments (limitedScript).
-const readWithGrace = (key: string, grace: string, done: string) => `
-local value = redis.call('GET', ${key})
-if value then redis.call('EXPIRE', ${key}, ${grace}, 'LT') end
-${done}
-`;
-const READ_WITH_GRACE = readWithGrace('KEYS[1]', 'ARGV[1]', 'return value');
-const LIMITED_READ = limitedScript(
-  `if tonumber(ARGV[3]) == 0 then return {consumed, ttl, redis.call('GETDEL', KEYS[2])} end\n` +
-    readWithGrace('KEYS[2]', 'ARGV[3]', 'return {consumed, ttl, value}'),
-);
+const READ_WITH_GRACE = readScript(new URL('lua/read-1.lua', import.meta.url));
+const LIMITED_READ = readScript(new URL('lua/read-limited-2.lua', import.meta.url));
 
 export interface SyncLifecycle {
   ttlSeconds: number;
@@ -36,13 +24,8 @@ export class SyncStore {
     private readonly lifecycle: SyncLifecycle,
     private readonly ack: WriteAck,
   ) {
-    this.readWithGrace = defineScript<string | null>(redis, 'relaySyncRead', 1, READ_WITH_GRACE);
-    this.limitedRead = defineScript<LimitedReply<string | null>>(
-      redis,
-      'relaySyncReadLimited',
-      2,
-      LIMITED_READ,
-    );
+    this.readWithGrace = defineScript<string | null>(redis, 'relaySyncRead', READ_WITH_GRACE);
+    this.limitedRead = defineScript<LimitedReply<string | null>>(redis, 'relaySyncReadLimited', LIMITED_READ);
   }
 
   /** Replaces any earlier record (SET overwrites every field); returns it as stored (JSON text). */

@@ -1,20 +1,11 @@
 import type { Side } from '../mailbox/index.js';
 import type { RedisClient } from '../core/redis/clients.js';
 import type { Keys } from '../core/redis/keys.js';
-import { defineScript } from '../core/redis/scripts.js';
+import { defineScript, readScript } from '../core/redis/scripts.js';
 
 const WINDOW_MS = 60_000;
 
-// A fixed one-minute window per pair side: the first push of a window starts its expiry. A job is counted once:
-// its re-runs (after a rate limit, a release at shutdown, a retry) get the count of its first run.
-const COUNT = `
-local counted = redis.call('GET', KEYS[2])
-if counted then return tonumber(counted) end
-local count = redis.call('INCR', KEYS[1])
-if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-redis.call('SET', KEYS[2], count, 'EX', ARGV[2])
-return count
-`;
+const COUNT = readScript(new URL('lua/count-2.lua', import.meta.url));
 
 /**
  * PUSH_PER_PAIR_PER_MINUTE: anyone who knows a pair's identity can store actions for it, and each would ring the
@@ -30,7 +21,7 @@ export class PushThrottle {
     private readonly perMinute: number,
     private readonly jobTtlSeconds: number,
   ) {
-    this.count = defineScript<number>(redis, 'relayPushCount', 2, COUNT);
+    this.count = defineScript<number>(redis, 'relayPushCount', COUNT);
   }
 
   /**

@@ -19,38 +19,16 @@ function limiterName(limiter: RateLimiterAbstract): string {
 }
 
 /**
- * The global limit's consume in Lua, for scripts that do a request's own work only within the limit. It keeps
- * rate-limiter-flexible's RateLimiterRedis semantics on the same key (KEYS[1], `<prefix>rl:api:<ip>`: a counter
- * that expires one window after its first point), so requests counted here and by the library draw on one
- * budget; an INCR with the window set when the key has none does in two commands what the library's script
- * does in three. ARGV[1] is the budget, ARGV[2] the window in seconds. Over the budget the script stops before
- * the request's work, which therefore changes nothing.
+ * What a limited script answers: the limiter's count and time to reset, and the work's result unless refused. A
+ * limited script includes lua/includes/consume-global-limit.lua, which consumes the limit on KEYS[1] with ARGV[1]
+ * and ARGV[2]; the request's own keys start at KEYS[2], its arguments at ARGV[3].
  */
-const CONSUME_LUA = `
-local consumed = redis.call('INCR', KEYS[1])
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl == -1 then
-  redis.call('EXPIRE', KEYS[1], ARGV[2])
-  ttl = 1000 * ARGV[2]
-end
-if consumed > tonumber(ARGV[1]) then return {consumed, ttl} end
-`;
-
-/**
- * A script that consumes the global limit and then runs `body`: the request's own keys start at KEYS[2], its
- * arguments at ARGV[3], and `body` ends with `return {consumed, ttl, <its result>}`.
- */
-export function limitedScript(body: string): string {
-  return CONSUME_LUA + body;
-}
-
-/** What a limitedScript answers: the limiter's count and time to reset, and the work's result unless refused. */
 export type LimitedReply<R> = [consumed: number, ttlMs: number, result?: R];
 
 /** A request's own Redis work, ready to run after the global limit (see GlobalLimit.around). */
 export interface LimitedWork<R> {
   redis: RedisClient;
-  /** The work as a limitedScript; the limiter's key and arguments are put in front of `keys` and `args`. */
+  /** The work as a limited script; the limiter's key and arguments are put in front of `keys` and `args`. */
   script: (keys: string[], args: (string | number)[]) => Promise<LimitedReply<R>>;
   keys: string[];
   args: (string | number)[];
@@ -86,7 +64,7 @@ export class GlobalLimit {
   }
 
   /**
-   * Runs `script` (a limitedScript) with the client's limiter key before `keys` and the limit before `args`:
+   * Runs `script` (a limited script) with the client's limiter key before `keys` and the limit before `args`:
    * one round trip for the limit and the request's work. On a Cluster the limiter key and the record key hash
    * to different slots and no script may touch both, so there the limit is consumed first and `alone` does the
    * work afterwards (two round trips, as before). While Redis is away the in-memory insurance still decides
