@@ -1,7 +1,17 @@
 import type Router from '@koa/router';
 import type { ApiProfile } from '../core/config/config.js';
 import type { RelayState } from '../core/http/context.js';
+import { mount, type RouteSpec } from '../core/http/route-spec.js';
 import { buildOpenApi } from './document.js';
+
+export const openApiRead = {
+  method: 'get',
+  path: '/v1/openapi.json',
+  summary: 'This document (not enveloped)',
+  doc: 'machine-readable-contract',
+  data: 'OpenApiDocument',
+  errors: [],
+} satisfies RouteSpec;
 
 /**
  * The machine-readable contract of the profile the relay runs, generated once at start-up from the schemas the
@@ -9,7 +19,7 @@ import { buildOpenApi } from './document.js';
  */
 export function openApiRoutes(router: Router<RelayState>, profile: ApiProfile): void {
   const document = JSON.stringify(buildOpenApi(profile));
-  router.get('/v1/openapi.json', (ctx) => {
+  mount(router, openApiRead, (ctx) => {
     ctx.set('Content-Type', 'application/json; charset=utf-8');
     ctx.body = document;
   });
