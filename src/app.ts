@@ -18,7 +18,7 @@ import { actionRoutes, actionWrite, storedAction, type ActionEvents } from './ma
 import { healthRoutes, type Readiness } from './core/http/health-route.js';
 import { marketRoutes } from './market/index.js';
 import { noncesRoutes } from './identity/index.js';
-import { bareRoutes, ROUTES } from './contract/index.js';
+import { bareRoutes, buildOpenApi, ROUTES } from './contract/index.js';
 import { openApiRoutes } from './contract/index.js';
 import { recoveryPubRoutes, recoveryPubWrite, storedRecoveryPub } from './pairing/index.js';
 import { servicesRoutes } from './market/index.js';
@@ -124,7 +124,7 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
   recoveryPubRoutes(router, recoveryPubStore, guards(recoveryPubWrite, storedRecoveryPub(recoveryPubStore)));
   noncesRoutes(router);
   servicesRoutes(router, config.services);
-  openApiRoutes(router, config.apiProfile);
+  openApiRoutes(router, buildOpenApi(config.apiProfile));
   const marketStore = new MarketStore(redis, keys);
   const upstream = new Upstream(config.market.upstreamTimeoutMs);
   marketRoutes(

@@ -129,16 +129,16 @@ const schemas = (profile: ApiProfile): Record<string, object> => ({
 });
 
 /** Operations whose answer is the payload itself, without `{ success, data }`, whatever the profile. */
-const NOT_ENVELOPED = new Set(['/v1/openapi.json']);
+const NOT_ENVELOPED: ReadonlySet<Operation> = new Set([openApiRead]);
 
 function isBare(operation: Operation, profile: ApiProfile): boolean {
-  return NOT_ENVELOPED.has(operation.path) || (profile === 'ssp-apps' && operation.bareForApps === true);
+  return NOT_ENVELOPED.has(operation) || (profile === 'ssp-apps' && operation.bareForApps === true);
 }
 
 /** The routes answered bare under `profile`, as the router names them (`GET /v1/sync/:id`). */
 export function bareRoutes(profile: ApiProfile): Set<string> {
   return new Set(
-    ROUTES.filter((operation) => operation.path !== '/v1/openapi.json' && isBare(operation, profile)).map(
+    ROUTES.filter((operation) => !NOT_ENVELOPED.has(operation) && isBare(operation, profile)).map(
       (operation) => `${operation.method.toUpperCase()} ${koaPath(operation)}`,
     ),
   );
