@@ -17,7 +17,8 @@ import { tokenWrite } from '../push/index.js';
 /**
  * The OpenAPI 3.1 document of the HTTP API, built from the very schemas the routes validate with, so it cannot
  * drift from them. Each endpoint is declared once, beside its handler (a RouteSpec, see
- * src/core/http/route-spec.ts), and listed in ROUTES. The human contract with the same section names is docs/api.md.
+ * src/core/http/route-spec.ts), and listed in ROUTES. The human contract with the same section names is
+ * docs/api.md.
  */
 
 type Schema = Record<string, unknown>;
@@ -104,6 +105,7 @@ function requestSchema(component: string): object {
   };
 }
 
+/** The components in the document's order; a request body's schema is that of the route that reads it. */
 const schemas = (profile: ApiProfile): Record<string, object> => ({
   SyncRequest: requestSchema('SyncRequest'),
   SyncRecord: responses.syncRecord,
