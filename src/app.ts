@@ -14,18 +14,18 @@ import type { RedisClient } from './core/redis/clients.js';
 import { partnerRegistry } from './partners/index.js';
 import { Upstream } from './core/outbound-http.js';
 import { SupportProducer } from './core/queue/producer.js';
-import { actionRoutes, storedAction, type ActionEvents } from './mailbox/index.js';
+import { actionRoutes, actionWrite, storedAction, type ActionEvents } from './mailbox/index.js';
 import { healthRoutes, type Readiness } from './core/http/health-route.js';
 import { marketRoutes } from './market/index.js';
 import { noncesRoutes } from './identity/index.js';
-import { bareRoutes } from './contract/index.js';
+import { bareRoutes, buildOpenApi, ROUTES } from './contract/index.js';
 import { openApiRoutes } from './contract/index.js';
-import { recoveryPubRoutes, storedRecoveryPub } from './pairing/index.js';
+import { recoveryPubRoutes, recoveryPubWrite, storedRecoveryPub } from './pairing/index.js';
 import { servicesRoutes } from './market/index.js';
 import { signRoutes } from './partners/index.js';
 import { supportRoutes } from './support/index.js';
-import { storedSync, syncRoutes } from './pairing/index.js';
-import { storedCounts, tokenRoutes } from './push/index.js';
+import { storedSync, syncRoutes, syncWrite } from './pairing/index.js';
+import { storedCounts, tokenRoutes, tokenWrite } from './push/index.js';
 import type { ActionStore } from './mailbox/index.js';
 import { keysFor } from './core/redis/keys.js';
 import { MarketStore } from './market/index.js';
@@ -80,9 +80,9 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
       config.writeBudget.windowSeconds,
     ),
   );
-  const guards = (route: SignedRoute, stored: StoredAnswer) => ({
+  const guards = ({ signedAs }: { signedAs: SignedRoute }, stored: StoredAnswer) => ({
     writeBudget: bytesWritten,
-    signed: signedBody(deps.authGate, route, stored),
+    signed: signedBody(deps.authGate, signedAs, stored),
   });
   const tokenRegistrations = {
     perPairSide: sharedLimiter(
@@ -105,7 +105,7 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
   syncRoutes(
     router,
     { sync: syncStore, tokens: tokenStore },
-    guards('sync', storedSync(syncStore)),
+    guards(syncWrite, storedSync(syncStore)),
     tokenRegistrations,
   );
   actionRoutes(
@@ -116,15 +116,15 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
       expireAt: config.apiProfile === 'ssp-apps',
       unsignedActions: config.auth.unsignedActions,
     },
-    guards('action', storedAction(deps.actionStore)),
+    guards(actionWrite, storedAction(deps.actionStore)),
     deps.actionEvents,
   );
-  tokenRoutes(router, tokenStore, guards('token', storedCounts(tokenStore)), tokenRegistrations);
+  tokenRoutes(router, tokenStore, guards(tokenWrite, storedCounts(tokenStore)), tokenRegistrations);
   const recoveryPubStore = new RecoveryPubStore(redis, keys, ack);
-  recoveryPubRoutes(router, recoveryPubStore, guards('recoverypub', storedRecoveryPub(recoveryPubStore)));
+  recoveryPubRoutes(router, recoveryPubStore, guards(recoveryPubWrite, storedRecoveryPub(recoveryPubStore)));
   noncesRoutes(router);
   servicesRoutes(router, config.services);
-  openApiRoutes(router, config.apiProfile);
+  openApiRoutes(router, buildOpenApi(config.apiProfile));
   const marketStore = new MarketStore(redis, keys);
   const upstream = new Upstream(config.market.upstreamTimeoutMs);
   marketRoutes(
@@ -162,7 +162,7 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
 
   app.use(requestFrame(log, config.connections, deps.readiness));
   app.use(corsPolicy(config.corsOrigins));
-  app.use(rateLimit(globalLimit, isV1, foldsRateLimit));
+  app.use(rateLimit(globalLimit, isV1, foldsRateLimit(ROUTES)));
   app.use(unmatched(router));
   app.use(successAnswers(bareRoutes(config.apiProfile)));
   app.use(router.routes());

@@ -1,55 +1,51 @@
-import {
-  ACTION_BODY_LIMIT,
-  DEFAULT_BODY_LIMIT,
-  SIGN_BODY_LIMIT,
-  SUPPORT_BODY_LIMIT,
-  SYNC_BODY_LIMIT,
-} from '../core/http/body.js';
-import { PURPOSE, type SignedRoute } from '../identity/index.js';
+import { actionRead, actionWrite } from '../mailbox/index.js';
+import { PURPOSE, credentialProperties, nonceStatusRead, type SignedRoute } from '../identity/index.js';
 import type { ApiProfile } from '../core/config/config.js';
 import { STATUS, type ErrorCode } from '../core/errors.js';
+import { livenessRead, readinessRead } from '../core/http/health-route.js';
+import { koaPath, type RouteSpec } from '../core/http/route-spec.js';
 import { RELAY_VERSION } from '../core/version.js';
 import { CUSTOM_KEYWORDS } from '../core/validation/validate.js';
-import { actionBody } from '../mailbox/index.js';
-import { idParams } from '../core/validation/common-schema.js';
-import { credentialProperties } from '../identity/index.js';
-import { recoveryPubBody } from '../pairing/index.js';
-import { tokenInfoParams } from '../market/index.js';
+import { recoveryPubRead, recoveryPubWrite, syncRead, syncWrite } from '../pairing/index.js';
+import { networkFeesRead, ratesRead, servicesRead, tokenInfoRead } from '../market/index.js';
 import * as responses from './responses-schema.js';
-import { signBody } from '../partners/index.js';
-import { contactBody, ticketBody } from '../support/index.js';
-import { SYNC_OPTIONAL_FIELDS, syncBody } from '../pairing/index.js';
-import { tokenBody } from '../push/index.js';
+import { openApiRead } from './routes.js';
+import { signRoute } from '../partners/index.js';
+import { contactRoute, ticketRoute } from '../support/index.js';
+import { tokenWrite } from '../push/index.js';
 
 /**
  * The OpenAPI 3.1 document of the HTTP API, built from the very schemas the routes validate with, so it cannot
- * drift from them. One row of OPERATIONS per endpoint: a new route, field or error code is one line here or in
- * src/schemas. The human contract with the same section names is docs/api.md.
+ * drift from them. Each endpoint is declared once, beside its handler (a RouteSpec, see
+ * src/core/http/route-spec.ts), and listed in ROUTES. The human contract with the same section names is
+ * docs/api.md.
  */
 
 type Schema = Record<string, unknown>;
 
-interface Operation {
-  method: 'get' | 'post';
-  /** OpenAPI path template. */
-  path: string;
-  summary: string;
-  /** The docs/api.md heading that explains it. */
-  doc: string;
-  /** Path parameters: an object schema whose properties are the parameters. */
-  params?: { properties: Schema };
-  body?: { schema: string; limitBytes: number };
-  /** Component name of `data` in the success answer. */
-  data: string;
-  /** Under API_PROFILE=ssp-apps the answer is `data` alone: the released apps read it off the body. */
-  bareForApps?: true;
-  /** Under API_PROFILE=ssp-apps the body may also be form or text `key=value&key=value`. */
-  queryStringForApps?: true;
-  /** Error codes of this endpoint beyond those every endpoint of its kind can answer. */
-  errors: ErrorCode[];
-  /** A write an app may sign: the route whose purpose word and mode apply (docs/api.md#identity-signed-requests). */
-  signedAs?: SignedRoute;
-}
+type Operation = RouteSpec<SignedRoute>;
+
+/** Every route the relay mounts, declared beside its handler, in the document's order. */
+export const ROUTES: readonly Operation[] = [
+  syncWrite,
+  syncRead,
+  actionWrite,
+  actionRead,
+  tokenWrite,
+  ratesRead,
+  networkFeesRead,
+  tokenInfoRead,
+  servicesRead,
+  signRoute,
+  recoveryPubWrite,
+  recoveryPubRead,
+  nonceStatusRead,
+  ticketRoute,
+  contactRoute,
+  openApiRead,
+  livenessRead,
+  readinessRead,
+];
 
 /** Every request can end in these, before or outside any route (Node's parser, a bug). */
 const ANY_REQUEST: ErrorCode[] = [
@@ -74,9 +70,14 @@ const SIGNABLE: ErrorCode[] = ['AUTH_REQUIRED', 'AUTH_INVALID', 'AUTH_EXPIRED', 
 
 /**
  * A request body as clients may send it: unknown fields are dropped, never refused, so nothing says
- * `additionalProperties: false`; a signable write also names the four credential fields.
+ * `additionalProperties: false`; a signable write also names the four credential fields. A body that refuses
+ * unknown fields is documented exactly as validated.
  */
-function requestSchema(schema: object, signable = false, emptyAsAbsent: readonly string[] = []): Schema {
+function requestSchema(component: string): object {
+  const operation = ROUTES.find((route) => route.body?.component === component);
+  if (operation?.body === undefined) throw new Error(`no route reads a ${component}`);
+  const { schema, emptyAsAbsent = [], exact } = operation.body;
+  if (exact) return schema;
   const orAbsent = (field: Schema) => ({
     description: '"" or null count as absent',
     anyOf: [field, { const: '' }, { type: 'null' }],
@@ -100,219 +101,47 @@ function requestSchema(schema: object, signable = false, emptyAsAbsent: readonly
   return {
     ...relaxed,
     description: 'unknown fields are dropped, never stored',
-    properties: { ...relaxed.properties, ...(signable ? credentialProperties : {}) },
+    properties: { ...relaxed.properties, ...(operation.signedAs ? credentialProperties : {}) },
   };
 }
 
+/** The components in the document's order; a request body's schema is that of the route that reads it. */
 const schemas = (profile: ApiProfile): Record<string, object> => ({
-  SyncRequest: requestSchema(syncBody, true, SYNC_OPTIONAL_FIELDS),
+  SyncRequest: requestSchema('SyncRequest'),
   SyncRecord: responses.syncRecord,
-  ActionRequest: requestSchema(actionBody, true),
+  ActionRequest: requestSchema('ActionRequest'),
   ActionRecord: responses.actionRecord(profile),
-  RecoveryPubRequest: requestSchema(recoveryPubBody, true),
+  RecoveryPubRequest: requestSchema('RecoveryPubRequest'),
   RecoveryPub: responses.recoveryPub,
   NoncesStatus: responses.noncesStatus,
-  TokenRequest: requestSchema(tokenBody, true),
+  TokenRequest: requestSchema('TokenRequest'),
   TokenCounts: responses.tokenCounts,
   Rates: responses.rates,
   NetworkFees: responses.networkFees,
   TokenInfo: responses.tokenInfo,
   Services: responses.services,
-  SignRequest: signBody,
+  SignRequest: requestSchema('SignRequest'),
   Signature: responses.signature,
-  TicketRequest: requestSchema(ticketBody),
-  ContactRequest: requestSchema(contactBody),
+  TicketRequest: requestSchema('TicketRequest'),
+  ContactRequest: requestSchema('ContactRequest'),
   Queued: responses.queued,
   Health: responses.health,
   OpenApiDocument: { type: 'object', description: 'this document' },
   Error: responses.failure(Object.keys(STATUS) as ErrorCode[]),
 });
 
-export const OPERATIONS: readonly Operation[] = [
-  {
-    method: 'post',
-    path: '/v1/sync',
-    summary: 'The key app stores the pairing record',
-    doc: 'post-v1sync',
-    body: { schema: 'SyncRequest', limitBytes: SYNC_BODY_LIMIT },
-    data: 'SyncRecord',
-    errors: [...SIGNABLE, 'UNAVAILABLE'],
-    signedAs: 'sync',
-  },
-  {
-    method: 'get',
-    path: '/v1/sync/{id}',
-    summary: 'The wallet app polls for the pairing record of its walletIdentity',
-    doc: 'get-v1syncid',
-    params: idParams,
-    data: 'SyncRecord',
-    bareForApps: true,
-    errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
-  },
-  {
-    method: 'post',
-    path: '/v1/action',
-    summary: "Replaces the pair's action mailbox and notifies the other app",
-    doc: 'post-v1action',
-    body: { schema: 'ActionRequest', limitBytes: ACTION_BODY_LIMIT },
-    data: 'ActionRecord',
-    errors: [...SIGNABLE, 'CONFLICT', 'UNAVAILABLE'],
-    signedAs: 'action',
-  },
-  {
-    method: 'get',
-    path: '/v1/action/{id}',
-    summary: "Reads the pair's action mailbox (id is the wkIdentity); reads never delete",
-    doc: 'get-v1actionid',
-    params: idParams,
-    data: 'ActionRecord',
-    bareForApps: true,
-    errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
-  },
-  {
-    method: 'post',
-    path: '/v1/token',
-    summary: 'Registers push-notification tokens of a pair',
-    doc: 'push-tokens--post-v1token',
-    body: { schema: 'TokenRequest', limitBytes: DEFAULT_BODY_LIMIT },
-    data: 'TokenCounts',
-    errors: [...SIGNABLE, 'UNAVAILABLE'],
-    signedAs: 'token',
-  },
-  {
-    method: 'get',
-    path: '/v1/rates',
-    summary: 'Exchange rates, refreshed in the background',
-    doc: 'get-v1rates',
-    data: 'Rates',
-    bareForApps: true,
-    errors: ['UNAVAILABLE'],
-  },
-  {
-    method: 'get',
-    path: '/v1/networkfees',
-    summary: 'Network fee estimates per chain',
-    doc: 'get-v1networkfees',
-    data: 'NetworkFees',
-    bareForApps: true,
-    errors: ['UNAVAILABLE'],
-  },
-  {
-    method: 'get',
-    path: '/v1/tokeninfo/{network}/{address}',
-    summary: 'ERC-20 token metadata',
-    doc: 'get-v1tokeninfonetworkaddress',
-    params: tokenInfoParams,
-    data: 'TokenInfo',
-    bareForApps: true,
-    errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
-  },
-  {
-    method: 'get',
-    path: '/v1/services',
-    summary: 'Which third-party features the apps should show',
-    doc: 'get-v1services',
-    data: 'Services',
-    bareForApps: true,
-    errors: [],
-  },
-  {
-    method: 'post',
-    path: '/v1/sign/{partner}',
-    summary: "HMAC-SHA256 of an on-ramp partner's parameters",
-    doc: 'post-v1signpartner',
-    params: { properties: { partner: { type: 'string', description: 'a configured partner: onramper' } } },
-    body: { schema: 'SignRequest', limitBytes: SIGN_BODY_LIMIT },
-    data: 'Signature',
-    bareForApps: true,
-    queryStringForApps: true,
-    errors: ['NOT_FOUND', 'UNAVAILABLE'],
-  },
-  {
-    method: 'post',
-    path: '/v1/recoverypub',
-    summary: "Stores the key app's recovery xpub of a pair (always signed; kept without expiry)",
-    doc: 'recovery-xpub--post-v1recoverypub-get-v1recoverypubid',
-    body: { schema: 'RecoveryPubRequest', limitBytes: DEFAULT_BODY_LIMIT },
-    data: 'RecoveryPub',
-    errors: [...SIGNABLE, 'UNAVAILABLE'],
-    signedAs: 'recoverypub',
-  },
-  {
-    method: 'get',
-    path: '/v1/recoverypub/{id}',
-    summary: "The key app's recovery xpub of a pair (id is the wkIdentity)",
-    doc: 'recovery-xpub--post-v1recoverypub-get-v1recoverypubid',
-    params: idParams,
-    data: 'RecoveryPub',
-    bareForApps: true,
-    errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
-  },
-  {
-    method: 'get',
-    path: '/v1/nonces/status/{id}',
-    summary: 'Whether the apps must replenish enterprise nonces: never, this relay keeps no nonce pools',
-    doc: 'nonce-status--get-v1noncesstatusid',
-    params: idParams,
-    data: 'NoncesStatus',
-    errors: ['INVALID_PARAMETER'],
-  },
-  {
-    method: 'post',
-    path: '/v1/ticket',
-    summary: 'A support ticket, queued for the helpdesk',
-    doc: 'support-forms--post-v1ticket-post-v1contact',
-    body: { schema: 'TicketRequest', limitBytes: SUPPORT_BODY_LIMIT },
-    data: 'Queued',
-    errors: ['UNAVAILABLE'],
-  },
-  {
-    method: 'post',
-    path: '/v1/contact',
-    summary: 'A contact form, queued for the helpdesk',
-    doc: 'support-forms--post-v1ticket-post-v1contact',
-    body: { schema: 'ContactRequest', limitBytes: SUPPORT_BODY_LIMIT },
-    data: 'Queued',
-    errors: ['UNAVAILABLE'],
-  },
-  {
-    method: 'get',
-    path: '/v1/openapi.json',
-    summary: 'This document (not enveloped)',
-    doc: 'machine-readable-contract',
-    data: 'OpenApiDocument',
-    errors: [],
-  },
-  {
-    method: 'get',
-    path: '/healthz',
-    summary: 'Liveness: the process runs (never looks at Redis); not rate limited',
-    doc: 'health--get-healthz-get-readyz',
-    data: 'Health',
-    errors: [],
-  },
-  {
-    method: 'get',
-    path: '/readyz',
-    summary: 'Readiness: Redis answers and the instance is not draining; not rate limited',
-    doc: 'health--get-healthz-get-readyz',
-    data: 'Health',
-    errors: ['UNAVAILABLE'],
-  },
-];
-
 /** Operations whose answer is the payload itself, without `{ success, data }`, whatever the profile. */
-const NOT_ENVELOPED = new Set(['/v1/openapi.json']);
+const NOT_ENVELOPED: ReadonlySet<Operation> = new Set([openApiRead]);
 
 function isBare(operation: Operation, profile: ApiProfile): boolean {
-  return NOT_ENVELOPED.has(operation.path) || (profile === 'ssp-apps' && operation.bareForApps === true);
+  return NOT_ENVELOPED.has(operation) || (profile === 'ssp-apps' && operation.bareForApps === true);
 }
 
 /** The routes answered bare under `profile`, as the router names them (`GET /v1/sync/:id`). */
 export function bareRoutes(profile: ApiProfile): Set<string> {
   return new Set(
-    OPERATIONS.filter((operation) => operation.path !== '/v1/openapi.json' && isBare(operation, profile)).map(
-      (operation) => `${operation.method.toUpperCase()} ${operation.path.replace(/\{(\w+)\}/g, ':$1')}`,
+    ROUTES.filter((operation) => !NOT_ENVELOPED.has(operation) && isBare(operation, profile)).map(
+      (operation) => `${operation.method.toUpperCase()} ${koaPath(operation)}`,
     ),
   );
 }
@@ -399,6 +228,7 @@ function responsesOf(operation: Operation, profile: ApiProfile): Schema {
     ...ANY_REQUEST,
     ...(operation.path.startsWith('/v1/') ? V1 : []),
     ...(operation.body ? WITH_BODY : []),
+    ...(operation.signedAs ? SIGNABLE : []),
     ...operation.errors,
   ];
   for (const [status, group] of byStatus(codes)) {
@@ -448,7 +278,7 @@ function operationObject(operation: Operation, profile: ApiProfile): Schema {
               `UTF-8 JSON object of at most ${limit} bytes once decoded (Content-Encoding gzip, deflate or br ` +
               'accepted); unknown fields are dropped',
             content: {
-              'application/json': { schema: ref(operation.body.schema) },
+              'application/json': { schema: ref(operation.body.component) },
               ...(queryString
                 ? {
                     'application/x-www-form-urlencoded': { schema: QUERY_STRING },
@@ -513,7 +343,7 @@ on /v1/socket/key and /v1/socket/wallet are described by docs/asyncapi.yaml. The
 /** The whole document of the profile the relay runs: a plain JSON value, built once per process. */
 export function buildOpenApi(profile: ApiProfile = 'standard'): Record<string, unknown> {
   const paths: Record<string, Schema> = {};
-  for (const operation of OPERATIONS) {
+  for (const operation of ROUTES) {
     paths[operation.path] = {
       ...paths[operation.path],
       [operation.method]: operationObject(operation, profile),

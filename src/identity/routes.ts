@@ -1,5 +1,6 @@
 import type Router from '@koa/router';
 import { ok, type RelayState } from '../core/http/context.js';
+import { mount, type RouteSpec } from '../core/http/route-spec.js';
 import { validator } from '../core/validation/validate.js';
 import { idParams } from '../core/validation/common-schema.js';
 
@@ -8,9 +9,19 @@ const parseParams = validator<{ id: string }>('params', idParams);
 /** This relay keeps no enterprise nonce pools, so the apps never need to replenish one. */
 const NOTHING_TO_REPLENISH = { replenishNeeded: { key: false, wallet: false } };
 
+export const nonceStatusRead = {
+  method: 'get',
+  path: '/v1/nonces/status/{id}',
+  summary: 'Whether the apps must replenish enterprise nonces: never, this relay keeps no nonce pools',
+  doc: 'nonce-status--get-v1noncesstatusid',
+  params: idParams,
+  data: 'NoncesStatus',
+  errors: ['INVALID_PARAMETER'],
+} satisfies RouteSpec;
+
 /** GET /v1/nonces/status/{id}: without it the key app regenerates its nonces on every refresh. */
 export function noncesRoutes(router: Router<RelayState>): void {
-  router.get('/v1/nonces/status/:id', (ctx) => {
+  mount(router, nonceStatusRead, (ctx) => {
     parseParams({ ...ctx.params });
     ok(ctx, NOTHING_TO_REPLENISH);
   });

@@ -9,6 +9,6 @@ export {
   type Side,
 } from './action-types.js';
 export { newRecordId } from './record-id.js';
-export { actionRoutes, storedAction, type ActionEvents } from './routes.js';
+export { actionRead, actionRoutes, actionWrite, storedAction, type ActionEvents } from './routes.js';
 export { actionBody } from './schema.js';
 export { ActionStore } from './store.js';

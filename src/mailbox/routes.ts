@@ -1,8 +1,9 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import type { StoredAnswer } from '../identity/index.js';
-import { ACTION_BODY_LIMIT, type BodyCharge, jsonBody } from '../core/http/body.js';
+import type { SignedRoute, StoredAnswer } from '../identity/index.js';
+import { ACTION_BODY_LIMIT, type BodyCharge } from '../core/http/body.js';
 import { okJson, type RelayState } from '../core/http/context.js';
+import { mount, mountCharged, type RouteSpec } from '../core/http/route-spec.js';
 import { AppError } from '../core/errors.js';
 import { errorFields } from '../core/log.js';
 import { recordPushEnqueueMiss } from '../core/metrics.js';
@@ -64,6 +65,29 @@ export interface ActionEvents {
   stored(record: ActionRecord, json: string): void;
 }
 
+export const actionWrite = {
+  method: 'post',
+  path: '/v1/action',
+  summary: "Replaces the pair's action mailbox and notifies the other app",
+  doc: 'post-v1action',
+  body: { component: 'ActionRequest', schema: actionBody, limitBytes: ACTION_BODY_LIMIT },
+  data: 'ActionRecord',
+  errors: ['CONFLICT', 'UNAVAILABLE'],
+  signedAs: 'action',
+} satisfies RouteSpec<SignedRoute>;
+
+export const actionRead = {
+  method: 'get',
+  path: '/v1/action/{id}',
+  summary: "Reads the pair's action mailbox (id is the wkIdentity); reads never delete",
+  doc: 'get-v1actionid',
+  params: idParams,
+  data: 'ActionRecord',
+  bareForApps: true,
+  errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
+  foldsRateLimit: true,
+} satisfies RouteSpec;
+
 /**
  * `writeBudget` charges each POST's body, refused or not, to the client's byte budget (see http/rate-limit.ts);
  * `signed` checks and removes an identity signature (see http/auth.ts).
@@ -75,7 +99,7 @@ export function actionRoutes(
   guards: { writeBudget: BodyCharge; signed: Middleware<RelayState> },
   events: ActionEvents,
 ): void {
-  router.post('/v1/action', jsonBody(ACTION_BODY_LIMIT, guards.writeBudget), guards.signed, async (ctx) => {
+  mountCharged(router, actionWrite, guards.writeBudget, guards.signed, async (ctx) => {
     const { writeId } = ctx.state;
     const record = toRecord(parseBody(ctx.request.body), settings, writeId ?? newRecordId());
     const origin = originOf(record.action, writeId !== undefined, settings);
@@ -103,7 +127,7 @@ export function actionRoutes(
     okJson(ctx, json);
   });
 
-  router.get('/v1/action/:id', async (ctx) => {
+  mount(router, actionRead, async (ctx) => {
     const { id } = parseParams({ ...ctx.params });
     const record = await store.readJson(id, ctx.state.limit);
     if (record === null)

@@ -1,7 +1,7 @@
 export { fetchEvmFees, fetchMempoolFees, type FeeLevels } from './providers/fees.js';
 export { fetchCryptoPrices, fetchFiatRates } from './providers/prices.js';
-export { marketRoutes } from './routes.js';
+export { marketRoutes, networkFeesRead, ratesRead, tokenInfoRead } from './routes.js';
 export { tokenInfoParams } from './schema.js';
-export { servicesRoutes } from './services-route.js';
+export { servicesRead, servicesRoutes } from './services-route.js';
 export { MarketStore, type FeeEntry, type MarketField, type RatesPart } from './store.js';
 export { TokenInfoService } from './token-info.js';

@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import { isEvmChain } from '../core/chains.js';
 import { ok, type RelayState } from '../core/http/context.js';
+import { mount, type RouteSpec } from '../core/http/route-spec.js';
 import { AppError, unavailable } from '../core/errors.js';
 import { validator } from '../core/validation/validate.js';
 import { tokenInfoParams } from './schema.js';
@@ -19,25 +20,56 @@ function notFetched(what: string, refresh: boolean): AppError {
   return new AppError('UNAVAILABLE', `${what} are not fetched by this relay (MARKET_REFRESH=off).`);
 }
 
+export const ratesRead = {
+  method: 'get',
+  path: '/v1/rates',
+  summary: 'Exchange rates, refreshed in the background',
+  doc: 'get-v1rates',
+  data: 'Rates',
+  bareForApps: true,
+  errors: ['UNAVAILABLE'],
+} satisfies RouteSpec;
+
+export const networkFeesRead = {
+  method: 'get',
+  path: '/v1/networkfees',
+  summary: 'Network fee estimates per chain',
+  doc: 'get-v1networkfees',
+  data: 'NetworkFees',
+  bareForApps: true,
+  errors: ['UNAVAILABLE'],
+} satisfies RouteSpec;
+
+export const tokenInfoRead = {
+  method: 'get',
+  path: '/v1/tokeninfo/{network}/{address}',
+  summary: 'ERC-20 token metadata',
+  doc: 'get-v1tokeninfonetworkaddress',
+  params: tokenInfoParams,
+  data: 'TokenInfo',
+  bareForApps: true,
+  errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
+} satisfies RouteSpec;
+
 export function marketRoutes(
   router: Router<RelayState>,
   store: MarketStore,
   tokens: TokenInfoService,
   refresh: boolean,
 ): void {
-  router.get('/v1/rates', async (ctx) => {
+  mount(router, ratesRead, async (ctx) => {
     const rates = await store.readRates();
     if (!rates) throw notFetched('Exchange rates', refresh);
     ok(ctx, rates);
   });
 
-  router.get('/v1/networkfees', async (ctx) => {
+  mount(router, networkFeesRead, async (ctx) => {
     const fees = await store.readFees();
     if (fees.length === 0) throw notFetched('Network fees', refresh);
     ok(ctx, fees);
   });
 
-  router.get('/v1/tokeninfo/:network/:address', async (ctx) => {
+  mount(router, tokenInfoRead, async (ctx) => {
     const { network, address } = parseTokenParams({ ...ctx.params });
     if (!isEvmChain(network))
       throw new AppError('NOT_FOUND', 'Token metadata is not available on this network.');

@@ -1,8 +1,9 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import type { StoredAnswer } from '../identity/index.js';
-import { type BodyCharge, DEFAULT_BODY_LIMIT, jsonBody } from '../core/http/body.js';
+import type { SignedRoute, StoredAnswer } from '../identity/index.js';
+import { type BodyCharge, DEFAULT_BODY_LIMIT } from '../core/http/body.js';
 import { okJson, type RelayState } from '../core/http/context.js';
+import { mount, mountCharged, type RouteSpec } from '../core/http/route-spec.js';
 import { AppError } from '../core/errors.js';
 import { validator } from '../core/validation/validate.js';
 import { idParams } from '../core/validation/common-schema.js';
@@ -30,6 +31,28 @@ export function storedRecoveryPub(store: RecoveryPubStore): StoredAnswer {
   };
 }
 
+export const recoveryPubWrite = {
+  method: 'post',
+  path: '/v1/recoverypub',
+  summary: "Stores the key app's recovery xpub of a pair (always signed; kept without expiry)",
+  doc: 'recovery-xpub--post-v1recoverypub-get-v1recoverypubid',
+  body: { component: 'RecoveryPubRequest', schema: recoveryPubBody, limitBytes: DEFAULT_BODY_LIMIT },
+  data: 'RecoveryPub',
+  errors: ['UNAVAILABLE'],
+  signedAs: 'recoverypub',
+} satisfies RouteSpec<SignedRoute>;
+
+export const recoveryPubRead = {
+  method: 'get',
+  path: '/v1/recoverypub/{id}',
+  summary: "The key app's recovery xpub of a pair (id is the wkIdentity)",
+  doc: 'recovery-xpub--post-v1recoverypub-get-v1recoverypubid',
+  params: idParams,
+  data: 'RecoveryPub',
+  bareForApps: true,
+  errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
+} satisfies RouteSpec;
+
 /**
  * The key app's recovery account xpub (docs/api.md#recovery-xpub--post-v1recoverypub-get-v1recoverypubid).
  * `signed` requires a signature by one of the pair's keys whatever AUTH_MODE says: the record outlives any
@@ -40,19 +63,14 @@ export function recoveryPubRoutes(
   store: RecoveryPubStore,
   guards: { writeBudget: BodyCharge; signed: Middleware<RelayState> },
 ): void {
-  router.post(
-    '/v1/recoverypub',
-    jsonBody(DEFAULT_BODY_LIMIT, guards.writeBudget),
-    guards.signed,
-    async (ctx) => {
-      const { wkIdentity, recoveryXpub, xpubSignature, chain } = parseBody(ctx.request.body);
-      ctx.state.writing = true;
-      const createdAt = new Date().toISOString();
-      okJson(ctx, await store.save({ wkIdentity, recoveryXpub, xpubSignature, chain, createdAt }));
-    },
-  );
+  mountCharged(router, recoveryPubWrite, guards.writeBudget, guards.signed, async (ctx) => {
+    const { wkIdentity, recoveryXpub, xpubSignature, chain } = parseBody(ctx.request.body);
+    ctx.state.writing = true;
+    const createdAt = new Date().toISOString();
+    okJson(ctx, await store.save({ wkIdentity, recoveryXpub, xpubSignature, chain, createdAt }));
+  });
 
-  router.get('/v1/recoverypub/:id', async (ctx) => {
+  mount(router, recoveryPubRead, async (ctx) => {
     const { id } = parseParams({ ...ctx.params });
     const record = await store.readJson(id);
     if (record === null) throw new AppError('NOT_FOUND', 'No recovery xpub is stored for this pair.');

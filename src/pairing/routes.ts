@@ -1,8 +1,9 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import type { StoredAnswer } from '../identity/index.js';
-import { type BodyCharge, jsonBody, SYNC_BODY_LIMIT } from '../core/http/body.js';
+import type { SignedRoute, StoredAnswer } from '../identity/index.js';
+import { type BodyCharge, SYNC_BODY_LIMIT } from '../core/http/body.js';
 import { okJson, type RelayState } from '../core/http/context.js';
+import { mount, mountCharged, type RouteSpec } from '../core/http/route-spec.js';
 import { AppError } from '../core/errors.js';
 import { validator } from '../core/validation/validate.js';
 import { idParams } from '../core/validation/common-schema.js';
@@ -54,6 +55,34 @@ export function storedSync(store: SyncStore): StoredAnswer {
   };
 }
 
+export const syncWrite = {
+  method: 'post',
+  path: '/v1/sync',
+  summary: 'The key app stores the pairing record',
+  doc: 'post-v1sync',
+  body: {
+    component: 'SyncRequest',
+    schema: syncBody,
+    limitBytes: SYNC_BODY_LIMIT,
+    emptyAsAbsent: SYNC_OPTIONAL_FIELDS,
+  },
+  data: 'SyncRecord',
+  errors: ['UNAVAILABLE'],
+  signedAs: 'sync',
+} satisfies RouteSpec<SignedRoute>;
+
+export const syncRead = {
+  method: 'get',
+  path: '/v1/sync/{id}',
+  summary: 'The wallet app polls for the pairing record of its walletIdentity',
+  doc: 'get-v1syncid',
+  params: idParams,
+  data: 'SyncRecord',
+  bareForApps: true,
+  errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
+  foldsRateLimit: true,
+} satisfies RouteSpec;
+
 /**
  * `writeBudget` charges each POST's body, refused or not, to the client's byte budget (see http/rate-limit.ts);
  * `signed` checks and removes an identity signature (see http/auth.ts). A `keyToken` is registered for the pair's key side as
@@ -65,7 +94,7 @@ export function syncRoutes(
   guards: { writeBudget: BodyCharge; signed: Middleware<RelayState> },
   registrations: TokenRegistrationLimits,
 ): void {
-  router.post('/v1/sync', jsonBody(SYNC_BODY_LIMIT, guards.writeBudget), guards.signed, async (ctx) => {
+  mountCharged(router, syncWrite, guards.writeBudget, guards.signed, async (ctx) => {
     const body = parseBody(ctx.request.body);
     const token =
       body.keyToken === undefined ? undefined : { wkIdentity: body.wkIdentity, keyToken: body.keyToken };
@@ -76,7 +105,7 @@ export function syncRoutes(
     okJson(ctx, json);
   });
 
-  router.get('/v1/sync/:id', async (ctx) => {
+  mount(router, syncRead, async (ctx) => {
     const { id } = parseParams({ ...ctx.params });
     const record = await stores.sync.readJson(id, ctx.state.limit);
     if (record === null)

@@ -1,3 +1,3 @@
 export { partnerRegistry } from './partners.js';
-export { signRoutes } from './routes.js';
+export { signRoute, signRoutes } from './routes.js';
 export { signBody } from './schema.js';

@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { parametersBody, SIGN_BODY_LIMIT } from '../core/http/body.js';
 import { ok, type RelayState } from '../core/http/context.js';
+import { mount, type RouteSpec } from '../core/http/route-spec.js';
 import { AppError } from '../core/errors.js';
 import { consumeOrReject } from '../core/limits/rate-limit.js';
 import { validator } from '../core/validation/validate.js';
@@ -9,6 +10,25 @@ import { MAX_SIGNED_CHARS, signParameters, type Partner } from './partners.js';
 import { signBody } from './schema.js';
 
 const parseParameters = validator<Record<string, string>>('body', signBody);
+
+export const signRoute = {
+  method: 'post',
+  path: '/v1/sign/{partner}',
+  summary: "HMAC-SHA256 of an on-ramp partner's parameters",
+  doc: 'post-v1signpartner',
+  params: { properties: { partner: { type: 'string', description: 'a configured partner: onramper' } } },
+  body: {
+    component: 'SignRequest',
+    schema: signBody,
+    limitBytes: SIGN_BODY_LIMIT,
+    exact: true,
+    readByHandler: true,
+  },
+  data: 'Signature',
+  bareForApps: true,
+  queryStringForApps: true,
+  errors: ['NOT_FOUND', 'UNAVAILABLE'],
+} satisfies RouteSpec;
 
 /**
  * POST /v1/sign/{partner}: HMAC of the partner's parameters. Its secret never reaches a log or an answer. With
@@ -20,8 +40,8 @@ export function signRoutes(
   limiter: RateLimiterAbstract,
   queryString: boolean,
 ): void {
-  const readBody = parametersBody(SIGN_BODY_LIMIT, queryString);
-  router.post('/v1/sign/:partner', async (ctx) => {
+  const readBody = parametersBody(signRoute.body.limitBytes, queryString);
+  mount(router, signRoute, async (ctx) => {
     await consumeOrReject(limiter, ctx, 'signing requests from this address');
     const partner = partners.get(ctx.params.partner ?? '');
     if (!partner) throw new AppError('NOT_FOUND', 'There is no such partner.');

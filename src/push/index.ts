@@ -9,7 +9,13 @@ export {
   tokenDigest,
   type PushJob,
 } from './jobs.js';
-export { chargeRegistrations, storedCounts, tokenRoutes, type TokenRegistrationLimits } from './routes.js';
+export {
+  chargeRegistrations,
+  storedCounts,
+  tokenRoutes,
+  tokenWrite,
+  type TokenRegistrationLimits,
+} from './routes.js';
 export { pushToken, tokenBody } from './schema.js';
 export { PushThrottle } from './throttle.js';
 export { TokenStore, liveTokensSince } from './token-store.js';

@@ -1,9 +1,10 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import type { StoredAnswer } from '../identity/index.js';
+import type { SignedRoute, StoredAnswer } from '../identity/index.js';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
-import { type BodyCharge, DEFAULT_BODY_LIMIT, jsonBody } from '../core/http/body.js';
+import { type BodyCharge, DEFAULT_BODY_LIMIT } from '../core/http/body.js';
 import { ok, type RelayState } from '../core/http/context.js';
+import { mountCharged, type RouteSpec } from '../core/http/route-spec.js';
 import { consumeOrReject } from '../core/limits/rate-limit.js';
 import { validator } from '../core/validation/validate.js';
 import { tokenBody } from './schema.js';
@@ -12,6 +13,17 @@ import type { TokenStore } from './token-store.js';
 import type { TokenRegistration } from '../core/types.js';
 
 const parseBody = validator<TokenRegistration>('body', tokenBody);
+
+export const tokenWrite = {
+  method: 'post',
+  path: '/v1/token',
+  summary: 'Registers push-notification tokens of a pair',
+  doc: 'push-tokens--post-v1token',
+  body: { component: 'TokenRequest', schema: tokenBody, limitBytes: DEFAULT_BODY_LIMIT },
+  data: 'TokenCounts',
+  errors: ['UNAVAILABLE'],
+  signedAs: 'token',
+} satisfies RouteSpec<SignedRoute>;
 
 /**
  * Registers push tokens; the answer holds counts only: tokens are never echoed or readable via the API. Bodies
@@ -24,7 +36,7 @@ export function tokenRoutes(
   guards: { writeBudget: BodyCharge; signed: Middleware<RelayState> },
   registrations: TokenRegistrationLimits,
 ): void {
-  router.post('/v1/token', jsonBody(DEFAULT_BODY_LIMIT, guards.writeBudget), guards.signed, async (ctx) => {
+  mountCharged(router, tokenWrite, guards.writeBudget, guards.signed, async (ctx) => {
     const body = parseBody(ctx.request.body);
     await chargeRegistrations(registrations, ctx, body);
     ctx.state.writing = true;

@@ -1,7 +1,8 @@
 import type Router from '@koa/router';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
-import { jsonBody, SUPPORT_BODY_LIMIT } from '../core/http/body.js';
+import { SUPPORT_BODY_LIMIT } from '../core/http/body.js';
 import { ok, type RelayContext, type RelayState } from '../core/http/context.js';
+import { mount, type RouteSpec } from '../core/http/route-spec.js';
 import { ipBucket } from '../core/http/client-ip.js';
 import { consumeOrReject } from '../core/limits/rate-limit.js';
 import { validator } from '../core/validation/validate.js';
@@ -25,6 +26,29 @@ interface ContactForm {
 const parseTicket = validator<TicketForm>('body', ticketBody);
 const parseContact = validator<ContactForm>('body', contactBody);
 
+/** A form queued for the helpdesk: both are documented in one section and answer alike. */
+function formRoute(path: string, summary: string, body: { component: string; schema: object }): RouteSpec {
+  return {
+    method: 'post',
+    path,
+    summary,
+    doc: 'support-forms--post-v1ticket-post-v1contact',
+    body: { ...body, limitBytes: SUPPORT_BODY_LIMIT },
+    data: 'Queued',
+    errors: ['UNAVAILABLE'],
+  };
+}
+
+export const ticketRoute = formRoute('/v1/ticket', 'A support ticket, queued for the helpdesk', {
+  component: 'TicketRequest',
+  schema: ticketBody,
+});
+
+export const contactRoute = formRoute('/v1/contact', 'A contact form, queued for the helpdesk', {
+  component: 'ContactRequest',
+  schema: contactBody,
+});
+
 /**
  * Both forms become one job each. The submission budget is spent only by valid forms (a typo does not cost
  * the sender one of their daily submissions) that are not repeats of one already queued, and given back when
@@ -46,7 +70,7 @@ export function supportRoutes(
     ok(ctx, { id, status: 'queued' });
   };
 
-  router.post('/v1/ticket', jsonBody(SUPPORT_BODY_LIMIT), async (ctx) => {
+  mount(router, ticketRoute, async (ctx) => {
     const form = parseTicket(ctx.request.body);
     await enqueue(ctx, {
       kind: 'ticket',
@@ -57,7 +81,7 @@ export function supportRoutes(
     });
   });
 
-  router.post('/v1/contact', jsonBody(SUPPORT_BODY_LIMIT), async (ctx) => {
+  mount(router, contactRoute, async (ctx) => {
     const form = parseContact(ctx.request.body);
     await enqueue(ctx, {
       kind: 'contact',

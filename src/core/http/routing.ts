@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { RelayState } from './context.js';
 import { AppError } from '../errors.js';
+import type { RouteSpec } from './route-spec.js';
 
 /**
  * The one answer to "is this an API path" (rate limited, RateLimit-* headers). It is exact about case because
@@ -11,14 +12,19 @@ export function isV1(path: string): boolean {
   return path === '/v1' || path.startsWith('/v1/');
 }
 
-const RECORD_READ = /^\/v1\/(?:sync|action)\/[^/]+$/;
-
 /**
- * The record reads (`GET /v1/sync/{id}`, `GET /v1/action/{id}`; HEAD is answered by the GET route), which
- * consume the global rate limit inside their own Redis script: one round trip per poll instead of two.
+ * Whether a request goes to one of the record reads of `routes` that consume the global rate limit inside their
+ * own Redis script (one round trip per poll instead of two); HEAD is answered by the GET route. A path
+ * parameter matches as the router's does: one or more characters other than `/`.
  */
-export function foldsRateLimit(ctx: { method: string; path: string }): boolean {
-  return (ctx.method === 'GET' || ctx.method === 'HEAD') && RECORD_READ.test(ctx.path);
+export function foldsRateLimit(
+  routes: readonly RouteSpec<string>[],
+): (ctx: { method: string; path: string }) => boolean {
+  const paths = routes
+    .filter((route) => route.method === 'get' && route.foldsRateLimit === true)
+    .map((route) => route.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+'));
+  const reads = new RegExp(`^(?:${paths.join('|')})$`);
+  return (ctx) => (ctx.method === 'GET' || ctx.method === 'HEAD') && reads.test(ctx.path);
 }
 
 /** Case-sensitive and strict about trailing slashes, so each resource has exactly one spelling. */
