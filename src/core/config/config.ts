@@ -13,10 +13,12 @@ import {
 
 export { ConfigError } from './errors.js';
 
-/**
+/*
  * The only reader of process.env: the variables of ./variables.ts, parsed and checked at start-up, shaped into
  * one typed object. The composition (src/config.ts) adds what features parse themselves.
  */
+
+/** The environment, or what a test passes instead. */
 export type Source = Record<string, string | undefined>;
 
 export type Role = Values['RELAY_ROLE'];
