@@ -6,7 +6,8 @@
  */
 import { Queue, type Job } from 'bullmq';
 import { once } from 'node:events';
-import { ConfigError, loadConfig, type Config, type RedisTopology } from '../src/core/config/config.js';
+import { loadConfig, type RelayConfig as Config } from '../src/config.js';
+import { ConfigError, type RedisTopology } from '../src/core/config/config.js';
 import { queuePrefix } from '../src/core/queue/prefix.js';
 import { PUSH_QUEUE } from '../src/push/index.js';
 import { SUPPORT_QUEUE } from '../src/support/index.js';

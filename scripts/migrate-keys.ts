@@ -18,7 +18,7 @@
 import { Queue, type Job } from 'bullmq';
 import { Cluster } from 'ioredis';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../src/core/config/config.js';
+import { loadConfig } from '../src/config.js';
 import { queuePrefix } from '../src/core/queue/prefix.js';
 import { createRedis, waitReady, type RedisClient } from '../src/core/redis/clients.js';
 import { TOKEN_SIDES } from '../src/core/redis/keys.js';

@@ -1,7 +1,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { addActionTypes } from './mailbox/index.js';
 import { buildApp } from './app.js';
-import type { Config } from './core/config/config.js';
+import type { RelayConfig as Config } from './config.js';
 import { answerClientErrors, clientGone } from './core/http/client-errors.js';
 import { FrontDoor, RelayResponse } from './core/http/front-door.js';
 import { listen } from './core/http/listen.js';

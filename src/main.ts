@@ -1,5 +1,6 @@
 import { startApi } from './api.js';
-import { ConfigError, loadConfig, type Config } from './core/config/config.js';
+import { loadConfig, type RelayConfig as Config } from './config.js';
+import { ConfigError } from './core/config/config.js';
 import { captureConsole, createLogger, errorFields, type Logger } from './core/log.js';
 import { startMetricsServer } from './core/metrics.js';
 import { logRedisOutages } from './core/redis/clients.js';

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { AuthGate } from '../src/identity/gate.js';
-import { ConfigError, loadConfig } from '../src/core/config/config.js';
+import { loadConfig } from '../src/config.js';
+import { ConfigError } from '../src/core/config/config.js';
 import type { AppError } from '../src/core/errors.js';
 import { createLogger } from '../src/core/log.js';
 import { createRedis, type RedisClient } from '../src/core/redis/clients.js';

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { knownEnvVars, loadConfig } from '../src/core/config/config.js';
+import { loadConfig } from '../src/config.js';
+import { knownEnvVars } from '../src/core/config/config.js';
 import { createLogger } from '../src/core/log.js';
 import { createRedis } from '../src/core/redis/clients.js';
 import { errorBody, get, startTestApi, testEnv } from './helpers/api.js';

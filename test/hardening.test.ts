@@ -3,7 +3,7 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { get as httpGet } from 'node:http';
 import { expect } from 'chai';
 import { registry } from '../src/core/metrics.js';
-import { loadConfig } from '../src/core/config/config.js';
+import { loadConfig } from '../src/config.js';
 import {
   errorBody,
   get,

@@ -1,7 +1,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { request } from 'node:http';
 import { expect } from 'chai';
-import { knownEnvVars, loadConfig } from '../src/core/config/config.js';
+import { loadConfig } from '../src/config.js';
+import { knownEnvVars } from '../src/core/config/config.js';
 import { freePort } from '../src/core/redis/server.js';
 import { testEnv, waitUntilReady } from './helpers/api.js';
 import { exitOf, spawnNode } from './helpers/child.js';

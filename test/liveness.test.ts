@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { Queue } from 'bullmq';
-import { ConfigError, loadConfig } from '../src/core/config/config.js';
+import { loadConfig } from '../src/config.js';
+import { ConfigError } from '../src/core/config/config.js';
 import { createLogger } from '../src/core/log.js';
 import { registry } from '../src/core/metrics.js';
 import { intentFields, PUSH_QUEUE } from '../src/push/jobs.js';

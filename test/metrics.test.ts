@@ -1,7 +1,7 @@
 import { Queue, Worker } from 'bullmq';
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { loadConfig } from '../src/core/config/config.js';
+import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/core/log.js';
 import {
   instrumentWorker,

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { parse, stringify } from 'yaml';
-import { loadConfig } from '../src/core/config/config.js';
+import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/core/log.js';
 import { startMetricsServer } from '../src/core/metrics.js';
 import { freePort } from '../src/core/redis/server.js';

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { writeFileSync } from 'node:fs';
-import { ConfigError, loadConfig } from '../src/core/config/config.js';
+import { loadConfig } from '../src/config.js';
+import { ConfigError } from '../src/core/config/config.js';
 import { registry } from '../src/core/metrics.js';
 import { intentFields, PUSH_QUEUE, pushJobId, tokenDigest } from '../src/push/jobs.js';
 import { keysFor } from '../src/core/redis/keys.js';

@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { expect } from 'chai';
 import { WebSocket } from 'ws';
-import { loadConfig } from '../src/core/config/config.js';
+import { loadConfig } from '../src/config.js';
 import { freePort } from '../src/core/redis/server.js';
 import { post, startTestApi, type TestApi } from './helpers/api.js';
 import { alive, startApiPod, type ApiPod } from './helpers/child.js';

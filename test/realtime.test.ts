@@ -1,7 +1,12 @@
 import { expect } from 'chai';
 import { WebSocket } from 'ws';
-import { actionTypeRule, BUILT_IN_ACTION_TYPES as ACTION_TYPES, type Side } from '../src/mailbox/action-types.js';
-import { API_PROFILES, ConfigError, loadConfig } from '../src/core/config/config.js';
+import {
+  actionTypeRule,
+  BUILT_IN_ACTION_TYPES as ACTION_TYPES,
+  type Side,
+} from '../src/mailbox/action-types.js';
+import { loadConfig } from '../src/config.js';
+import { API_PROFILES, ConfigError } from '../src/core/config/config.js';
 import { Server } from 'socket.io';
 import { registry } from '../src/core/metrics.js';
 import { adapterClients, shardedAdapter } from '../src/realtime/adapter.js';

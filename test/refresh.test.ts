@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { loadConfig } from '../src/core/config/config.js';
+import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/core/log.js';
 import type { RoleHandle } from '../src/core/role.js';
 import { startRefresh } from '../worker/refresh.js';

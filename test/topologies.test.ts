@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { ConfigError, loadConfig } from '../src/core/config/config.js';
+import { loadConfig } from '../src/config.js';
+import { ConfigError } from '../src/core/config/config.js';
 import { WriteAck } from '../src/core/redis/write-ack.js';
 import { MarketStore } from '../src/market/store.js';
 import { TokenStore } from '../src/push/token-store.js';

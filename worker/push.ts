@@ -1,6 +1,6 @@
 import { Queue, UnrecoverableError, Worker, type Job, type MinimalJob } from 'bullmq';
 import { actionTypeRule } from '../src/mailbox/index.js';
-import type { Config } from '../src/core/config/config.js';
+import type { RelayConfig as Config } from '../src/config.js';
 import { errorFields, type Logger } from '../src/core/log.js';
 import { recordPushMessages, recordPushSkipped } from '../src/core/metrics.js';
 import { createPushSender, type PushResult } from '../src/push/fcm/index.js';

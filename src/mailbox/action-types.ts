@@ -67,7 +67,7 @@ export const ACTION_TYPES: Readonly<Record<string, ActionTypeRule>> = table;
 
 /**
  * Merges the operator's rows into the table; called once at start-up with the validated ACTION_TYPES_EXTRA
- * (config.ts refuses a row that names a built-in type). Repeating a row is harmless.
+ * (readActionTypesExtra refuses a row that names a built-in type). Repeating a row is harmless.
  */
 export function addActionTypes(rows: readonly ExtraActionType[]): void {
   for (const row of rows) table[row.type] = { side: row.to, replay: row.replay, push: row.push };

@@ -12,3 +12,4 @@ export { newRecordId } from './record-id.js';
 export { actionRead, actionRoutes, actionWrite, storedAction, type ActionEvents } from './routes.js';
 export { actionBody } from './schema.js';
 export { ActionStore } from './store.js';
+export { checkUnsignedActions, readActionTypesExtra } from './action-types-config.js';

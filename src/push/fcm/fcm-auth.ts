@@ -1,6 +1,6 @@
 import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
 import got, { RequestError, type Got } from 'got';
-import type { ServiceAccount } from '../../core/config/config.js';
+import type { ServiceAccount } from './service-account.js';
 import { isRecord } from '../../core/outbound-http.js';
 
 export const FCM_SCOPE = 'https://www.googleapis.com/auth/firebase.messaging';

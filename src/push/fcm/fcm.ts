@@ -1,7 +1,8 @@
 import got, { RequestError, type Got } from 'got';
-import type { PushConfig, ServiceAccount } from '../../core/config/config.js';
+import type { PushConfig } from '../../core/config/config.js';
 import { isRecord, retryAfterMs } from '../../core/outbound-http.js';
 import { FcmAccessToken, FcmAuthError } from './fcm-auth.js';
+import type { ServiceAccount } from './service-account.js';
 import type { PushNotice, PushResult, PushSender } from './types.js';
 
 /** One constant: a newer push replaces the banner of an older one on the device. */
