@@ -1,6 +1,7 @@
 import { startApi } from './api.js';
 import { ConfigError, loadConfig, type Config } from './core/config/config.js';
-import { captureConsole, createLogger, errorFields, type Logger } from './core/log.js';
+import { captureConsole } from './core/capture-console.js';
+import { createLogger, errorFields, type Logger } from './core/log.js';
 import { startMetricsServer } from './core/metrics.js';
 import { logRedisOutages } from './core/redis/clients.js';
 import { redisForLaptop } from './core/redis/dev-redis.js';

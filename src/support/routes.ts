@@ -5,7 +5,7 @@ import { ok, type RelayContext, type RelayState } from '../core/http/context.js'
 import { ipBucket } from '../core/http/client-ip.js';
 import { consumeOrReject } from '../core/limits/rate-limit.js';
 import { validator } from '../core/validation/validate.js';
-import type { SupportProducer } from '../core/queue/producer.js';
+import type { SupportProducer } from './producer.js';
 import { normalizeText, ticketType, type SupportJob } from './jobs.js';
 import { contactBody, ticketBody } from './schema.js';
 
