@@ -1,6 +1,10 @@
 import { expect } from 'chai';
 import { WebSocket } from 'ws';
-import { actionTypeRule, BUILT_IN_ACTION_TYPES as ACTION_TYPES, type Side } from '../src/mailbox/action-types.js';
+import {
+  actionTypeRule,
+  BUILT_IN_ACTION_TYPES as ACTION_TYPES,
+  type Side,
+} from '../src/mailbox/action-types.js';
 import { API_PROFILES, ConfigError, loadConfig } from '../src/core/config/config.js';
 import { Server } from 'socket.io';
 import { registry } from '../src/core/metrics.js';
@@ -244,7 +248,7 @@ for (const profile of API_PROFILES) {
           { event: 'publicnoncesrequest', data: stored },
         ]);
       } finally {
-        third.close();
+        void third.close();
         clients.pub.disconnect();
         clients.sub.disconnect();
       }
