@@ -28,7 +28,7 @@ const LIMITER = { max: 500, duration: 1000 };
 type SkipReason = 'superseded' | 'expired' | 'throttled';
 
 /** Some tokens failed temporarily; the job's next attempt sends to those only, no sooner than `retryAfterMs`. */
-class PushRetryError extends Error {
+export class PushRetryError extends Error {
   override name = 'PushRetryError';
   constructor(
     message: string,
