@@ -13,7 +13,7 @@ const FEATURES = [
   'contract',
 ];
 /** How deep under src/ a file may sit for the boundary checks below (src/core/http/body.ts is 2). */
-const DEPTHS = [1, 2, 3];
+const DEPTHS = [1, 2, 3, 4];
 /** The relative-import prefix that climbs from a file `depth` folders below src/ back up to src/. */
 const toSrc = (depth) => `^(\\.\\./){${depth}}`;
 /** A files glob for the files exactly `depth` folders below src/<folder>/. */
