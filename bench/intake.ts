@@ -6,7 +6,8 @@
  */
 import { Queue } from 'bullmq';
 import { createLogger } from '../src/core/log.js';
-import { intentFields, PUSH_QUEUE, pushJobId, pushJobOptions, type PushJob } from '../src/push/jobs.js';
+import { intentFields } from '../src/mailbox/push-intent.js';
+import { PUSH_QUEUE, pushJobId, pushJobOptions, type PushJob } from '../src/push/jobs.js';
 import { queuePrefix } from '../src/core/queue/prefix.js';
 import { createRedis, type RedisClient } from '../src/core/redis/clients.js';
 import { keysFor } from '../src/core/redis/keys.js';

@@ -70,7 +70,9 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
     requireHostHeader: false,
     ServerResponse: RelayResponse,
   });
-  const front = new FrontDoor(server, app.callback());
+  const handle = app.callback();
+  // Koa's handler answers its own errors: its promise never rejects.
+  const front = new FrontDoor(server, (req, res) => void handle(req, res));
   server.headersTimeout = Math.min(15_000, config.requestTimeoutMs);
   answerClientErrors(server, log);
   // Longer than common load balancers' idle timeout (60 s), so they close first and never reuse a dead socket.

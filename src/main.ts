@@ -1,7 +1,8 @@
 import { startApi } from './api.js';
 import { loadConfig, type RelayConfig as Config } from './config.js';
 import { ConfigError } from './core/config/config.js';
-import { captureConsole, createLogger, errorFields, type Logger } from './core/log.js';
+import { captureConsole } from './core/capture-console.js';
+import { createLogger, errorFields, type Logger } from './core/log.js';
 import { startMetricsServer } from './core/metrics.js';
 import { logRedisOutages } from './core/redis/clients.js';
 import { redisForLaptop } from './core/redis/dev-redis.js';

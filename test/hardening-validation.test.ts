@@ -2,7 +2,8 @@ import { createServer } from 'node:http';
 import { expect } from 'chai';
 import { ACTION_BODY_LIMIT, JSON_LIMITS } from '../src/core/http/body.js';
 import { listen } from '../src/core/http/listen.js';
-import { captureConsole, createLogger, LIBRARY_LINES_FOLLOWED } from '../src/core/log.js';
+import { captureConsole, LIBRARY_LINES_FOLLOWED } from '../src/core/capture-console.js';
+import { createLogger } from '../src/core/log.js';
 import { errorBody, get, post, startTestApi, type TestApi } from './helpers/api.js';
 import { redis } from './helpers/redis.js';
 

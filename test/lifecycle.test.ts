@@ -46,12 +46,16 @@ describe('process lifecycle', () => {
         req.write(body.slice(0, half));
         setTimeout(() => {
           child.kill('SIGTERM');
-          setTimeout(async () => {
-            readyDuringDrain = await fetch(`${url}/readyz`).then(
-              (r) => r.status,
-              () => 'refused',
-            );
-            req.end(body.slice(half));
+          setTimeout(() => {
+            void fetch(`${url}/readyz`)
+              .then(
+                (r) => r.status,
+                () => 'refused',
+              )
+              .then((answer) => {
+                readyDuringDrain = answer;
+                req.end(body.slice(half));
+              });
           }, 300);
         }, 200);
       });

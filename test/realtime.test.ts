@@ -249,7 +249,7 @@ for (const profile of API_PROFILES) {
           { event: 'publicnoncesrequest', data: stored },
         ]);
       } finally {
-        third.close();
+        void third.close();
         clients.pub.disconnect();
         clients.sub.disconnect();
       }

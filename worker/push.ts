@@ -3,7 +3,6 @@ import { actionTypeRule } from '../src/mailbox/index.js';
 import type { RelayConfig as Config } from '../src/config.js';
 import { errorFields, type Logger } from '../src/core/log.js';
 import { recordPushMessages, recordPushSkipped } from '../src/core/metrics.js';
-import { createPushSender, type PushResult } from '../src/push/fcm/index.js';
 import { logBullErrors } from '../src/core/queue/bull-errors.js';
 import { queuePrefix } from '../src/core/queue/prefix.js';
 import { PUSH_BACKOFF, PUSH_QUEUE, pushJobOptions, tokenDigest, type PushJob } from '../src/push/index.js';
@@ -11,7 +10,7 @@ import { createRedis } from '../src/core/redis/clients.js';
 import type { RoleHandle } from '../src/core/role.js';
 import { ActionStore } from '../src/mailbox/index.js';
 import { keysFor } from '../src/core/redis/keys.js';
-import { PushThrottle } from '../src/push/index.js';
+import { createPushSender, PushThrottle, type PushResult } from '../src/push/index.js';
 import { TokenStore } from '../src/push/index.js';
 import { WriteAck } from '../src/core/redis/write-ack.js';
 import type { ActionRecord } from '../src/core/types.js';
@@ -29,7 +28,7 @@ const LIMITER = { max: 500, duration: 1000 };
 type SkipReason = 'superseded' | 'expired' | 'throttled';
 
 /** Some tokens failed temporarily; the job's next attempt sends to those only, no sooner than `retryAfterMs`. */
-class PushRetryError extends Error {
+export class PushRetryError extends Error {
   override name = 'PushRetryError';
   constructor(
     message: string,

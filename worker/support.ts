@@ -1,15 +1,16 @@
 import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Config } from '../src/core/config/config.js';
 import type { Logger } from '../src/core/log.js';
+import { logBullErrors } from '../src/core/queue/bull-errors.js';
+import { queuePrefix } from '../src/core/queue/prefix.js';
 import {
   createHelpdesk,
   HelpdeskError,
+  SUPPORT_QUEUE,
   type Delivered,
   type HelpdeskTicket,
-} from '../src/support/helpdesk/index.js';
-import { logBullErrors } from '../src/core/queue/bull-errors.js';
-import { queuePrefix } from '../src/core/queue/prefix.js';
-import { SUPPORT_QUEUE, type SupportJob } from '../src/support/index.js';
+  type SupportJob,
+} from '../src/support/index.js';
 import { createRedis } from '../src/core/redis/clients.js';
 import type { RoleHandle } from '../src/core/role.js';
 import { releaseAtShutdown, runQueueWorker } from './bullmq.js';

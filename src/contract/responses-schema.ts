@@ -13,7 +13,7 @@ import type { ApiProfile } from '../core/config/config.js';
 
 const timestamp = { type: 'string', format: 'date-time' } as const;
 
-export { syncRecord } from '../pairing/schema.js';
+export { syncRecord } from '../pairing/index.js';
 
 const expiresAt = {
   ...timestamp,

@@ -1,5 +1,3 @@
-import { format } from 'node:util';
-import { ConditionLog } from './condition-log.js';
 import type { LogFormat, LogLevel } from './config/config.js';
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
@@ -80,22 +78,4 @@ function defaultWrite(line: string): void {
 export function errorFields(err: unknown): LogFields {
   if (err instanceof Error) return { err: err.message, errName: err.name };
   return { err: String(err) };
-}
-
-/** How many distinct library lines captureConsole follows at once (a line with a changing part is many). */
-export const LIBRARY_LINES_FOLLOWED = 100;
-
-/**
- * Libraries that print to the console (BullMQ's plain-text "IMPORTANT! Eviction policy…" from each of its
- * connections) would break the one-JSON-object-per-line output: their lines become warnings of `log`, each
- * distinct text once, then summarized like any other recurring condition (the last LIBRARY_LINES_FOLLOWED).
- */
-export function captureConsole(log: Logger, summaryMs: number): void {
-  const repeats = new ConditionLog(log, summaryMs, LIBRARY_LINES_FOLLOWED);
-  const write = (...args: unknown[]) => {
-    const text = format(...args);
-    if (repeats.occurred(text, 'library output repeated', { text })) log.warn('library output', { text });
-  };
-  // eslint-disable-next-line no-console -- replacing the console is the point
-  console.log = console.info = console.warn = console.error = console.debug = write;
 }

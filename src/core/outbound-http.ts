@@ -32,7 +32,8 @@ export class Upstream {
   private async request(url: string, options: { method: 'GET' | 'POST'; json?: unknown }): Promise<unknown> {
     const host = new URL(url).host;
     const pending = this.client(url, { ...options, responseType: 'text' });
-    pending.on('downloadProgress', (progress) => {
+    // `on` hands back the same request, awaited below.
+    void pending.on('downloadProgress', (progress) => {
       if (progress.transferred > MAX_RESPONSE_BYTES) pending.cancel('response too large');
     });
     let text: string;

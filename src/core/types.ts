@@ -62,3 +62,9 @@ export interface TokenCounts {
   keyTokens: number;
   walletTokens: number;
 }
+
+/**
+ * What a verified write stored, as its answer's payload (JSON text), found by the id the write went by; null
+ * once it is gone (replaced or expired). `body` is the resend's, byte for byte the first request's.
+ */
+export type StoredAnswer = (body: Record<string, unknown>, writeId: string) => Promise<string | null>;

@@ -2,12 +2,7 @@ import type { Middleware } from 'koa';
 import type { AuthGate, SignedRoute } from './gate.js';
 import { okJson, type RelayState } from '../core/http/context.js';
 import { AppError } from '../core/errors.js';
-
-/**
- * What a verified write stored, as its answer's payload (JSON text), found by the id the write went by; null
- * once it is gone (replaced or expired). `body` is the resend's, byte for byte the first request's.
- */
-export type StoredAnswer = (body: Record<string, unknown>, writeId: string) => Promise<string | null>;
+import type { StoredAnswer } from '../core/types.js';
 
 /** Redis answered the command with an error: it refused it, so nothing of it was applied. */
 function isRefusedByRedis(err: unknown): boolean {

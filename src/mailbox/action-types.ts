@@ -1,3 +1,5 @@
+import type { TokenSide } from '../core/redis/keys.js';
+
 /**
  * The one table of what varies by action type (docs/api.md#action-types): which app it is for, whether a key
  * app that joins late gets it replayed, and the generic push text. The socket emitter, the replay on join and
@@ -76,4 +78,10 @@ export function addActionTypes(rows: readonly ExtraActionType[]): void {
 /** The rule for a type, or undefined for types the relay only stores. */
 export function actionTypeRule(action: string): ActionTypeRule | undefined {
   return Object.hasOwn(table, action) ? table[action] : undefined;
+}
+
+/** The side whose tokens a push of this action type goes to, or undefined for a type that is never pushed. */
+export function pushSide(action: string): TokenSide | undefined {
+  const rule = actionTypeRule(action);
+  return rule?.push ? rule.side : undefined;
 }

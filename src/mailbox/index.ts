@@ -5,6 +5,7 @@ export {
   SIDES,
   actionTypeRule,
   addActionTypes,
+  pushSide,
   type ExtraActionType,
   type Side,
 } from './action-types.js';

@@ -1,20 +1,19 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import type { SignedRoute, StoredAnswer } from '../identity/index.js';
+import type { SignedRoute } from '../identity/index.js';
 import { ACTION_BODY_LIMIT, type BodyCharge } from '../core/http/body.js';
 import { okJson, type RelayState } from '../core/http/context.js';
 import { mount, mountCharged, type RouteSpec } from '../core/http/route-spec.js';
 import { AppError } from '../core/errors.js';
 import { errorFields } from '../core/log.js';
 import { recordPushEnqueueMiss } from '../core/metrics.js';
-import { pushSide } from '../push/index.js';
 import { validator } from '../core/validation/validate.js';
 import { actionBody } from './schema.js';
 import { idParams } from '../core/validation/common-schema.js';
-import { actionTypeRule } from './action-types.js';
+import { actionTypeRule, pushSide } from './action-types.js';
 import { PendingVerified, type ActionStore, type WriteOrigin } from './store.js';
 import { newRecordId } from './record-id.js';
-import type { ActionRecord, ActionRequest } from '../core/types.js';
+import type { ActionRecord, ActionRequest, StoredAnswer } from '../core/types.js';
 
 const parseBody = validator<ActionRequest>('body', actionBody);
 const parseParams = validator<{ id: string }>('params', idParams);

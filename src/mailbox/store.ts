@@ -1,6 +1,6 @@
 import type { LimitedReply, RequestLimit } from '../core/limits/rate-limit.js';
 import { Cluster } from 'ioredis';
-import { intentFields } from '../push/index.js';
+import { intentFields } from './push-intent.js';
 import { waitReady, type RedisClient } from '../core/redis/clients.js';
 import type { ActionRecord } from '../core/types.js';
 import type { Keys } from '../core/redis/keys.js';

@@ -7,5 +7,5 @@ export {
 export { recoveryPubBody } from './recovery-pub-schema.js';
 export { RecoveryPubStore } from './recovery-pub-store.js';
 export { storedSync, syncRead, syncRoutes, syncWrite } from './routes.js';
-export { SYNC_OPTIONAL_FIELDS, syncBody } from './schema.js';
+export { SYNC_OPTIONAL_FIELDS, syncBody, syncRecord } from './schema.js';
 export { SyncStore } from './store.js';

@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import type { SignedRoute, StoredAnswer } from '../identity/index.js';
+import type { SignedRoute } from '../identity/index.js';
 import { type BodyCharge, DEFAULT_BODY_LIMIT } from '../core/http/body.js';
 import { okJson, type RelayState } from '../core/http/context.js';
 import { mount, mountCharged, type RouteSpec } from '../core/http/route-spec.js';
@@ -9,7 +9,7 @@ import { validator } from '../core/validation/validate.js';
 import { idParams } from '../core/validation/common-schema.js';
 import { recoveryPubBody } from './recovery-pub-schema.js';
 import type { RecoveryPubStore } from './recovery-pub-store.js';
-import type { RecoveryPub } from '../core/types.js';
+import type { RecoveryPub, StoredAnswer } from '../core/types.js';
 
 type RecoveryPubRequest = Omit<RecoveryPub, 'createdAt'>;
 

@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import type { SignedRoute, StoredAnswer } from '../identity/index.js';
+import type { SignedRoute } from '../identity/index.js';
 import { type BodyCharge, SYNC_BODY_LIMIT } from '../core/http/body.js';
 import { okJson, type RelayState } from '../core/http/context.js';
 import { mount, mountCharged, type RouteSpec } from '../core/http/route-spec.js';
@@ -10,7 +10,7 @@ import { idParams } from '../core/validation/common-schema.js';
 import { SYNC_OPTIONAL_FIELDS, syncBody } from './schema.js';
 import type { SyncStore } from './store.js';
 import type { TokenStore } from '../push/index.js';
-import type { SyncRecord } from '../core/types.js';
+import type { StoredAnswer, SyncRecord } from '../core/types.js';
 import { chargeRegistrations, type TokenRegistrationLimits } from '../push/index.js';
 
 type SyncRequest = SyncRecord & { keyToken?: string };

@@ -1,14 +1,13 @@
 export {
   PUSH_BACKOFF,
   PUSH_QUEUE,
-  intentFields,
   jobOfIntent,
   pushJobId,
   pushJobOptions,
-  pushSide,
   tokenDigest,
   type PushJob,
 } from './jobs.js';
+export { createPushSender, type PushResult } from './fcm/index.js';
 export {
   chargeRegistrations,
   storedCounts,

@@ -1,8 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
-import { actionTypeRule } from '../mailbox/index.js';
 import type { PushConfig } from '../core/config/config.js';
-import type { TokenSide } from '../core/redis/keys.js';
 import type { ActionRecord } from '../core/types.js';
 
 /** BullMQ queue of push notifications; its keys are `<KEY_PREFIX>{bull:push}:push:…` (see queuePrefix). */
@@ -25,17 +23,6 @@ export interface PushJob {
   done: string[];
 }
 
-/**
- * A push intent: the entry the action route appends to the intents stream (Keys.pushIntents) together with the
- * mailbox write, and the worker's intake turns into a job. The job's fields as XADD's field–value list.
- */
-export function intentFields(
-  record: Pick<ActionRecord, 'id' | 'wkIdentity' | 'action' | 'expiresAt'>,
-): string[] {
-  const { id, wkIdentity, action, expiresAt } = record;
-  return ['id', id, 'wkIdentity', wkIdentity, 'action', action, 'expiresAt', expiresAt];
-}
-
 /** The job an intent asks for, or undefined for an entry that is no intent (deleted, or not written by the relay). */
 export function jobOfIntent(fields: readonly string[] | null): PushJob | undefined {
   if (!fields) return undefined;
@@ -53,12 +40,6 @@ export function jobOfIntent(fields: readonly string[] | null): PushJob | undefin
  * fail the intake's whole batch on every try.
  */
 const RECORD_ID = /^[A-Za-z0-9_-]{1,64}$/;
-
-/** The side whose tokens a push of this action type goes to, or undefined for a type that is never pushed. */
-export function pushSide(action: string): TokenSide | undefined {
-  const rule = actionTypeRule(action);
-  return rule?.push ? rule.side : undefined;
-}
 
 /**
  * Same stored record, same job id: a repeated intent finds the job already there and sends nothing twice, and

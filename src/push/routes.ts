@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import type { SignedRoute, StoredAnswer } from '../identity/index.js';
+import type { SignedRoute } from '../identity/index.js';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { type BodyCharge, DEFAULT_BODY_LIMIT } from '../core/http/body.js';
 import { ok, type RelayState } from '../core/http/context.js';
@@ -10,7 +10,7 @@ import { validator } from '../core/validation/validate.js';
 import { tokenBody } from './schema.js';
 import { TOKEN_SIDES } from '../core/redis/keys.js';
 import type { TokenStore } from './token-store.js';
-import type { TokenRegistration } from '../core/types.js';
+import type { StoredAnswer, TokenRegistration } from '../core/types.js';
 
 const parseBody = validator<TokenRegistration>('body', tokenBody);
 

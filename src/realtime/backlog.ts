@@ -1,7 +1,7 @@
 import type { Logger } from '../core/log.js';
 import { socketMetrics } from '../core/metrics.js';
 import { closeTransport } from './transport.js';
-import type { RelaySocket } from './types.js';
+import type { RelaySocket, SocketBacklogs } from './types.js';
 
 /** What the backlog reads of an engine.io connection; engine.io's types keep these members private. */
 interface EngineConnection {
@@ -32,7 +32,7 @@ const sizeOf = (data: unknown) =>
  * given (`ready`), so the pod's sum follows the sockets without scanning them. An event sent to several sockets
  * at once is one string and one frame in memory, counted for each of them: the counts bound memory from above.
  */
-export class Backlogs {
+export class Backlogs implements SocketBacklogs {
   private readonly held = new Map<RelaySocket, number>();
   private podBytes = 0;
 

@@ -1,6 +1,5 @@
 import type { DefaultEventsMap, Server, Socket } from 'socket.io';
 import type { Side } from '../mailbox/index.js';
-import type { Backlogs } from './backlog.js';
 
 /** What the relay keeps per socket. */
 export interface SocketData {
@@ -11,7 +10,13 @@ export interface SocketData {
   /** Ids of the last action records sent to this connection: see deliveries.ts. */
   delivered?: Set<string>;
   /** The pod's bound on what sockets hold unread: every event goes through it. */
-  backlogs: Backlogs;
+  backlogs: SocketBacklogs;
+}
+
+/** What an event's sender asks of the pod's bound on unread bytes (Backlogs, in backlog.ts). */
+export interface SocketBacklogs {
+  admit(socket: RelaySocket, bytes: number): boolean;
+  sent(socket: RelaySocket): void;
 }
 
 export type RelayServer = Server<DefaultEventsMap, DefaultEventsMap, DefaultEventsMap, SocketData>;

@@ -1,3 +1,5 @@
-export { DEDUPE_SECONDS, SUPPORT_QUEUE, supportJobId, supportJobOptions, type SupportJob } from './jobs.js';
+export { createHelpdesk, HelpdeskError, type Delivered, type HelpdeskTicket } from './helpdesk/index.js';
+export { SUPPORT_QUEUE, type SupportJob } from './jobs.js';
+export { SupportProducer } from './producer.js';
 export { contactRoute, supportRoutes, ticketRoute } from './routes.js';
 export { contactBody, ticketBody } from './schema.js';

@@ -6,7 +6,7 @@ import { mount, type RouteSpec } from '../core/http/route-spec.js';
 import { ipBucket } from '../core/http/client-ip.js';
 import { consumeOrReject } from '../core/limits/rate-limit.js';
 import { validator } from '../core/validation/validate.js';
-import type { SupportProducer } from '../core/queue/producer.js';
+import type { SupportProducer } from './producer.js';
 import { normalizeText, ticketType, type SupportJob } from './jobs.js';
 import { contactBody, ticketBody } from './schema.js';
 

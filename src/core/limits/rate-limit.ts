@@ -1,4 +1,4 @@
-import type { Middleware } from 'koa';
+import type { ParameterizedContext } from 'koa';
 import { Cluster } from 'ioredis';
 import {
   RateLimiterRes,
@@ -8,10 +8,11 @@ import {
 } from 'rate-limiter-flexible';
 import { recordRateLimited } from '../metrics.js';
 import { isRedisUnavailable, type RedisClient } from '../redis/clients.js';
-import type { BodyCharge } from '../http/body.js';
-import type { RelayContext, RelayState } from '../http/context.js';
 import { ipBucket } from '../http/client-ip.js';
 import { AppError } from '../errors.js';
+
+/** What the limits read of a request: its client address, and the headers they set on the answer. */
+type LimitedContext = Pick<ParameterizedContext, 'ip' | 'set'>;
 
 /** sharedLimiter names its keys `<prefix>rl:<name>`: that name labels the rejection counter. */
 function limiterName(limiter: RateLimiterAbstract): string {
@@ -52,7 +53,7 @@ export class GlobalLimit {
   ) {}
 
   /** One point for the client, in its own round trip (the library's script, or memory while Redis is away). */
-  async consume(ctx: RelayContext): Promise<void> {
+  async consume(ctx: LimitedContext): Promise<void> {
     let res: RateLimiterRes;
     try {
       res = await this.limiter.consume(ipBucket(ctx.ip));
@@ -70,7 +71,7 @@ export class GlobalLimit {
    * work afterwards (two round trips, as before). While Redis is away the in-memory insurance still decides
    * between 429 and the store's error (503).
    */
-  async around<R>(ctx: RelayContext, work: LimitedWork<R>): Promise<R> {
+  async around<R>(ctx: LimitedContext, work: LimitedWork<R>): Promise<R> {
     const { redis, script, keys, args, alone } = work;
     if (redis instanceof Cluster) {
       await this.consume(ctx);
@@ -92,7 +93,7 @@ export class GlobalLimit {
     return result ?? (null as R);
   }
 
-  private async consumeInMemory(ctx: RelayContext): Promise<void> {
+  private async consumeInMemory(ctx: LimitedContext): Promise<void> {
     const res: RateLimiterRes = await this.inMemory.consume(ipBucket(ctx.ip)).catch((rejection: unknown) => {
       if (rejection instanceof RateLimiterRes) return rejection;
       throw rejection;
@@ -100,7 +101,7 @@ export class GlobalLimit {
     this.settle(ctx, res.consumedPoints, res.msBeforeNext);
   }
 
-  private settle(ctx: RelayContext, consumed: number, msBeforeNext: number): void {
+  private settle(ctx: LimitedContext, consumed: number, msBeforeNext: number): void {
     const resetSeconds = Math.max(0, Math.ceil(msBeforeNext / 1000));
     ctx.set('RateLimit-Limit', String(this.points));
     ctx.set('RateLimit-Remaining', String(Math.max(0, this.points - consumed)));
@@ -119,7 +120,7 @@ export class RequestLimit {
 
   constructor(
     private readonly global: GlobalLimit,
-    private readonly ctx: RelayContext,
+    private readonly ctx: LimitedContext,
   ) {}
 
   get settled(): boolean {
@@ -136,34 +137,6 @@ export class RequestLimit {
     this.spent = true;
     return this.global.around(this.ctx, work);
   }
-}
-
-/**
- * Applies the global limit to the paths `applies` names. Requests `folds` names (the record reads) leave the
- * consume to their route, which does it inside its own Redis script (`ctx.state.limit`); should such a request
- * end without spending it (a bad parameter), it is consumed then, and a spent budget still answers 429.
- */
-export function rateLimit(
-  limit: GlobalLimit,
-  applies: (path: string) => boolean,
-  folds: (ctx: RelayContext) => boolean,
-): Middleware<RelayState> {
-  return async (ctx, next) => {
-    if (!applies(ctx.path)) return next();
-    if (!folds(ctx)) {
-      await limit.consume(ctx);
-      return next();
-    }
-    const pending = new RequestLimit(limit, ctx);
-    ctx.state.limit = pending;
-    try {
-      await next();
-    } catch (err) {
-      if (!pending.settled) await pending.consume();
-      throw err;
-    }
-    if (!pending.settled) await pending.consume();
-  };
 }
 
 /**
@@ -185,13 +158,4 @@ export async function consumeOrReject(
       headers: { 'Retry-After': String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))) },
     });
   }
-}
-
-/**
- * Charges a write's decoded body size to the client IP's byte budget (limiter points are bytes), as jsonBody
- * reads it: every body read, refused or not. Only the write routes use it, so reads cost no extra Redis round
- * trip.
- */
-export function writeBudget(limiter: RateLimiterAbstract): BodyCharge {
-  return (ctx, bytes) => consumeOrReject(limiter, ctx, 'bytes written from this address', bytes);
 }

@@ -1,6 +1,7 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { RedisNode, RedisTopology } from '../config/config.js';
 import type { Logger } from '../log.js';
+import type { RedisClient } from './client.js';
 import { recordRedisClientError } from '../metrics.js';
 import { RedisOutageLog, rememberAddress } from './outage-log.js';
 
@@ -36,8 +37,7 @@ import { RedisOutageLog, rememberAddress } from './outage-log.js';
 export type RedisRole =
   'store' | 'bulk' | 'limiter' | 'failFast' | 'confirm' | 'worker' | 'socketPub' | 'socketSub';
 
-/** A connection of any topology: both classes share the command interface. */
-export type RedisClient = Redis | Cluster;
+export type { RedisClient } from './client.js';
 
 export const COMMAND_TIMEOUT_MS = 1500;
 

@@ -1,4 +1,4 @@
-import type { RedisClient } from './clients.js';
+import type { RedisClient } from './client.js';
 import { ConditionLog } from '../condition-log.js';
 import { errorFields, type Logger } from '../log.js';
 
