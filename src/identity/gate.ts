@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { actionTypeRule, SIDES, type Side } from '../mailbox/index.js';
+import { actionTypeRule } from '../mailbox/index.js';
+import { SIDES, type Side } from '../core/sides.js';
 import type { AuthConfig, AuthRoute } from '../core/config/config.js';
 import { AppError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';

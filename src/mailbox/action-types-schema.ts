@@ -1,3 +1,4 @@
+import { SIDES } from '../core/sides.js';
 import { identifier } from '../core/validation/common-schema.js';
 
 /** ACTION_TYPES_EXTRA: rows an operator adds to the action-type table (docs/operations.md). */
@@ -8,7 +9,7 @@ export const actionTypesExtra = {
     type: 'object',
     properties: {
       type: identifier,
-      to: { type: 'string', enum: ['key', 'wallet'] },
+      to: { type: 'string', enum: SIDES },
       replay: { type: 'boolean' },
       push: {
         anyOf: [

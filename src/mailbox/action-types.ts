@@ -4,8 +4,7 @@
  * the push worker all read it; adding a type is one row, here or (without a release) in ACTION_TYPES_EXTRA,
  * merged in at start-up. Types not listed are stored and readable, never emitted or pushed.
  */
-export type Side = 'key' | 'wallet';
-export const SIDES: readonly Side[] = ['key', 'wallet'];
+import type { Side } from '../core/sides.js';
 
 export interface ActionTypeRule {
   /** The socket path (`/v1/socket/<side>`) and push-token side the event goes to. */

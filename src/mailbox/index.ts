@@ -2,11 +2,9 @@ export { actionTypesExtra } from './action-types-schema.js';
 export {
   ACTION_TYPES,
   BUILT_IN_ACTION_TYPES,
-  SIDES,
   actionTypeRule,
   addActionTypes,
   type ExtraActionType,
-  type Side,
 } from './action-types.js';
 export { newRecordId } from './record-id.js';
 export { actionRoutes, storedAction, type ActionEvents } from './routes.js';

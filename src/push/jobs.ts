@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
 import { actionTypeRule } from '../mailbox/index.js';
 import type { PushConfig } from '../core/config/config.js';
-import type { TokenSide } from '../core/redis/keys.js';
+import type { Side } from '../core/sides.js';
 import type { ActionRecord } from '../core/types.js';
 
 /** BullMQ queue of push notifications; its keys are `<KEY_PREFIX>{bull:push}:push:…` (see queuePrefix). */
@@ -55,7 +55,7 @@ export function jobOfIntent(fields: readonly string[] | null): PushJob | undefin
 const RECORD_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** The side whose tokens a push of this action type goes to, or undefined for a type that is never pushed. */
-export function pushSide(action: string): TokenSide | undefined {
+export function pushSide(action: string): Side | undefined {
   const rule = actionTypeRule(action);
   return rule?.push ? rule.side : undefined;
 }

@@ -7,7 +7,7 @@ import { ok, type RelayState } from '../core/http/context.js';
 import { consumeOrReject } from '../core/limits/rate-limit.js';
 import { validator } from '../core/validation/validate.js';
 import { tokenBody } from './schema.js';
-import { TOKEN_SIDES } from '../core/redis/keys.js';
+import { SIDES } from '../core/sides.js';
 import type { TokenStore } from './token-store.js';
 import type { TokenRegistration } from '../core/types.js';
 
@@ -47,7 +47,7 @@ export async function chargeRegistrations(
   ctx: { ip: string },
   body: TokenRegistration,
 ): Promise<void> {
-  const sides = TOKEN_SIDES.filter((side) => body[`${side}Token`] !== undefined);
+  const sides = SIDES.filter((side) => body[`${side}Token`] !== undefined);
   await consumeOrReject(limits.perAddress, ctx, 'token registrations from this address', sides.length);
   for (const side of sides) {
     await consumeOrReject(

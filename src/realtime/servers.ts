@@ -1,7 +1,8 @@
 import type { Server as HttpServer, IncomingMessage } from 'node:http';
 import type { RedisClient } from '../core/redis/clients.js';
 import { Server } from 'socket.io';
-import { ACTION_TYPES, type Side } from '../mailbox/index.js';
+import { ACTION_TYPES } from '../mailbox/index.js';
+import { SIDES, type Side } from '../core/sides.js';
 import type { AuthGate } from '../identity/index.js';
 import type { Config } from '../core/config/config.js';
 import { clientIp, ipBucket } from '../core/http/client-ip.js';
@@ -21,8 +22,6 @@ import { Replay } from './replay.js';
 import { handleRooms } from './rooms.js';
 import { SocketCap } from './socket-cap.js';
 import type { RelayServer, RelaySocket } from './types.js';
-
-const SIDES: readonly Side[] = ['key', 'wallet'];
 
 /** docs/api.md#socket-limits: clients only ever send `join` and `leave`. */
 const LIMITS = { maxHttpBufferSize: 100 * 1024, pingInterval: 25_000, pingTimeout: 20_000 } as const;
