@@ -5,7 +5,7 @@ import {
   SUPPORT_BODY_LIMIT,
   SYNC_BODY_LIMIT,
 } from '../core/http/body.js';
-import { PURPOSE, type SignedRoute } from '../identity/index.js';
+import { PURPOSE, type SignedRoute } from '../core/signed-routes.js';
 import type { ApiProfile } from '../core/config/config.js';
 import { STATUS, type ErrorCode } from '../core/errors.js';
 import { RELAY_VERSION } from '../core/version.js';

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { actionTypeRule } from '../mailbox/index.js';
 import { SIDES, type Side } from '../core/sides.js';
-import type { AuthConfig, AuthRoute } from '../core/config/config.js';
+import type { AuthConfig } from '../core/config/config.js';
+import { PURPOSE, type SignedRoute } from '../core/signed-routes.js';
 import { AppError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { recordAuth } from '../core/metrics.js';
@@ -14,23 +15,10 @@ import {
   verifyCredential,
   withoutCredential,
   type Location,
-  type Purpose,
 } from './verify.js';
 
 const IDENTIFIER = new RegExp(IDENTIFIER_PATTERN);
 const OTHER_SIDE: Record<Side, Side> = { key: 'wallet', wallet: 'key' };
-
-/** The signable routes: those AUTH_MODE governs, and the recovery xpub's, which is always signed. */
-export type SignedRoute = AuthRoute | 'recoverypub';
-
-/** The purpose word a route's messages are signed for; the recovery xpub is signed as part of the sync. */
-export const PURPOSE: Record<SignedRoute, Purpose> = {
-  action: 'action',
-  token: 'token',
-  sync: 'sync',
-  join: 'join',
-  recoverypub: 'sync',
-};
 
 /** What is being admitted: the route, where its fields are, and for a join its path's side. */
 export interface Admission {

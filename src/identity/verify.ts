@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { AuthRoute } from '../core/signed-routes.js';
 import { credentialProperties } from './credential-schema.js';
 import { p2pkhAddress, p2wshProgram, sha256, verifyMessage } from './bitcoin.js';
 
@@ -9,9 +10,6 @@ import { p2pkhAddress, p2wshProgram, sha256, verifyMessage } from './bitcoin.js'
  * Pure: no clock (the caller passes `nowMs`), no Redis, no HTTP.
  */
 
-/** What a message is signed for; a message for one purpose is refused on every other. */
-export type Purpose = 'action' | 'token' | 'sync' | 'join';
-
 /** The four fields a signing app adds to a body or a join; never stored, echoed or logged. */
 export const CREDENTIAL_FIELDS = ['signature', 'message', 'publicKey', 'witnessScript'] as const;
 /** A request carries a credential when all of these are present; some of them is a partial credential. */
@@ -21,7 +19,8 @@ export const SIGNING_FIELDS = ['signature', 'message', 'publicKey'] as const;
 export type Location = 'body' | 'event';
 
 export interface SignedRequest {
-  purpose: Purpose;
+  /** What the message is signed for; a message for one purpose is refused on every other. */
+  purpose: AuthRoute;
   location: Location;
   /** The request as parsed, credential fields included. */
   body: Readonly<Record<string, unknown>>;

@@ -1,6 +1,7 @@
 import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { BUILT_IN_ACTION_TYPES, type ExtraActionType } from '../../mailbox/index.js';
+import { AUTH_ROUTES, type AuthRoute } from '../signed-routes.js';
 import { EVM_CHAINS, MEMPOOL_FEE_CHAINS, UTXO_CHAINS, type EvmChain } from '../chains.js';
 import { AppError } from '../errors.js';
 import { validator } from '../validation/validate.js';
@@ -75,9 +76,6 @@ export interface Config {
   actionTypesExtra: ExtraActionType[];
 }
 
-/** The routes a signing app signs, by purpose word. */
-export type AuthRoute = 'action' | 'token' | 'sync' | 'join';
-export const AUTH_ROUTES: readonly AuthRoute[] = ['action', 'token', 'sync', 'join'];
 export type AuthMode = 'off' | 'optional' | 'required';
 const AUTH_MODES: readonly AuthMode[] = ['off', 'optional', 'required'];
 
