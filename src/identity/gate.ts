@@ -8,7 +8,7 @@ import type { Logger } from '../core/log.js';
 import { recordAuth } from '../core/metrics.js';
 import { newRecordId } from '../mailbox/index.js';
 import { isRedisUnavailable } from '../core/redis/clients.js';
-import { IDENTIFIER_PATTERN } from '../core/validation/common-schema.js';
+import { isIdentifier } from '../core/validation/common-schema.js';
 import type { AuthStore } from './store.js';
 import {
   SIGNING_FIELDS,
@@ -17,7 +17,6 @@ import {
   type Location,
 } from './verify.js';
 
-const IDENTIFIER = new RegExp(IDENTIFIER_PATTERN);
 const OTHER_SIDE: Record<Side, Side> = { key: 'wallet', wallet: 'key' };
 
 /** What is being admitted: the route, where its fields are, and for a join its path's side. */
@@ -150,7 +149,7 @@ export class AuthGate {
     if (this.settings.pinDays === 0 || (route === 'join' && !this.settings.pinJoins)) return rest;
     const wkIdentity = body.wkIdentity;
     // A body without a valid identity is refused by validation next; there is no pin to look up.
-    if (typeof wkIdentity !== 'string' || !IDENTIFIER.test(wkIdentity)) return rest;
+    if (!isIdentifier(wkIdentity)) return rest;
     const sender = senderSides(request);
     // An action of a type the table does not know could come from either side: any pin of the pair refuses it.
     const sides = route === 'action' && sender.length === 0 ? SIDES : sender;

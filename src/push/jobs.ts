@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
 import { actionTypeRule } from '../mailbox/index.js';
 import type { PushConfig } from '../core/config/config.js';
+import { KEEP_FAILED_SECONDS } from '../core/queue/prefix.js';
 import type { Side } from '../core/sides.js';
 import type { ActionRecord } from '../core/types.js';
 
@@ -72,8 +73,6 @@ export function pushJobId(record: Pick<ActionRecord, 'id'>): string {
 export function tokenDigest(token: string): string {
   return createHash('sha256').update(token).digest('base64url');
 }
-
-const KEEP_FAILED_SECONDS = 7 * 86_400;
 
 /**
  * A completed job is the dedupe record for as long as its action can live; after that no intent can name the
