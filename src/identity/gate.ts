@@ -14,15 +14,15 @@ import {
   SIGNING_FIELDS,
   verifyCredential,
   withoutCredential,
-  type Location,
+  type CredentialLocation,
 } from './verify.js';
 
 const OTHER_SIDE: Record<Side, Side> = { key: 'wallet', wallet: 'key' };
 
 /** What is being admitted: the route, where its fields are, and for a join its path's side. */
-export interface Admission {
+export interface AuthRequest {
   route: SignedRoute;
-  location: Location;
+  location: CredentialLocation;
   body: Readonly<Record<string, unknown>>;
   /** The socket path of a join. */
   side?: Side;
@@ -67,7 +67,7 @@ export class AuthGate {
    * Admits the request or throws a 401 AppError (503 when Redis cannot say). The body later layers see has no
    * credential; an unsigned body keeps `witnessScript` (a sync record's own field).
    */
-  async admit(request: Admission): Promise<Admitted> {
+  async admit(request: AuthRequest): Promise<Admitted> {
     const { route, log } = request;
     try {
       const { label, ...admitted } = await this.decide(request);
@@ -84,7 +84,7 @@ export class AuthGate {
     }
   }
 
-  private async decide(request: Admission): Promise<Admitted & { label: string }> {
+  private async decide(request: AuthRequest): Promise<Admitted & { label: string }> {
     const { route, location, body } = request;
     const mode = route === 'recoverypub' ? 'required' : this.settings.modes[route];
     const present = SIGNING_FIELDS.filter((field) => Object.hasOwn(body, field));
@@ -138,7 +138,7 @@ export class AuthGate {
 
   /** The unsigned body as later layers see it, or a refusal. */
   private async admitUnsigned(
-    request: Admission,
+    request: AuthRequest,
     rest: Record<string, unknown>,
     required: boolean,
   ): Promise<Record<string, unknown>> {
@@ -169,7 +169,7 @@ export class AuthGate {
 }
 
 /** Which side of the pair sent this request, by what it writes (the side a pin belongs to). */
-function senderSides({ route, body, side }: Admission): Side[] {
+function senderSides({ route, body, side }: AuthRequest): Side[] {
   switch (route) {
     case 'action': {
       // A request to the key comes from the wallet, a reply to the wallet from the key; other types: no side.
@@ -187,7 +187,7 @@ function senderSides({ route, body, side }: Admission): Side[] {
   }
 }
 
-function replayed(location: Location): AuthRefusal {
+function replayed(location: CredentialLocation): AuthRefusal {
   return new AuthRefusal('AUTH_REPLAYED', 'replayed', {
     field: `/${location}/message/nonce`,
     message: 'this nonce was already used',
