@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { actionTypeRule } from '../mailbox/index.js';
+import { actionTypeRule, unsignedGuard } from '../mailbox/index.js';
 import { SIDES, type Side } from '../core/sides.js';
 import type { AuthConfig } from '../core/config/config.js';
 import { PURPOSE, type SignedRoute } from '../core/signed-routes.js';
@@ -143,16 +143,16 @@ export class AuthGate {
     required: boolean,
   ): Promise<Record<string, unknown>> {
     const { route, body } = request;
+    const guard = route === 'action' ? unsignedGuard(body.action, this.settings.unsignedActions) : undefined;
     // Sent unsigned on purpose by the apps (a recovery request), so neither a mode nor a pin refuses them.
-    if (route === 'action' && this.settings.unsignedActions.includes(body.action as string)) return rest;
+    if (guard === 'exempt') return rest;
     if (required) throw new AuthRefusal('AUTH_REQUIRED', 'required');
     if (this.settings.pinDays === 0 || (route === 'join' && !this.settings.pinJoins)) return rest;
     const wkIdentity = body.wkIdentity;
     // A body without a valid identity is refused by validation next; there is no pin to look up.
     if (!isIdentifier(wkIdentity)) return rest;
-    const sender = senderSides(request);
     // An action of a type the table does not know could come from either side: any pin of the pair refuses it.
-    const sides = route === 'action' && sender.length === 0 ? SIDES : sender;
+    const sides = guard === 'unknown' ? SIDES : senderSides(request);
     if (sides.length === 0 || (await this.store.pinned(wkIdentity, sides)).length === 0) return rest;
     // An unsigned sync still pairs: only its key token, which a pin guards, is ignored.
     if (route === 'sync') {

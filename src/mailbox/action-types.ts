@@ -6,10 +6,13 @@
  */
 import type { Side } from '../core/sides.js';
 
+/** The one side whose socket path replays: a request waits for the key app, a reply to the wallet is read once. */
+export const REPLAY_SIDE: Side = 'key';
+
 export interface ActionTypeRule {
   /** The socket path (`/v1/socket/<side>`) and push-token side the event goes to. */
   side: Side;
-  /** Replayed to a key socket that joins while the mailbox holds it (only requests to the key are). */
+  /** Replayed to a REPLAY_SIDE socket that joins while the mailbox holds it (only requests to that side are). */
   replay: boolean;
   /**
    * Push notification text, or null for a type that is emitted but never pushed. Generic on purpose: push
@@ -75,4 +78,14 @@ export function addActionTypes(rows: readonly ExtraActionType[]): void {
 /** The rule for a type, or undefined for types the relay only stores. */
 export function actionTypeRule(action: string): ActionTypeRule | undefined {
   return Object.hasOwn(table, action) ? table[action] : undefined;
+}
+
+/**
+ * What guards an unsigned action of this type: nothing when `exempt` (AUTH_UNSIGNED_ACTIONS) lists it, the pin of
+ * its sender's side when the table knows it, and when the table does not (`unknown`) no one side is its sender.
+ */
+export function unsignedGuard(action: unknown, exempt: readonly string[]): 'exempt' | 'sender' | 'unknown' {
+  if (typeof action !== 'string') return 'unknown';
+  if (exempt.includes(action)) return 'exempt';
+  return actionTypeRule(action) ? 'sender' : 'unknown';
 }

@@ -1,9 +1,10 @@
 export { actionTypesExtra } from './action-types-schema.js';
 export {
-  ACTION_TYPES,
   BUILT_IN_ACTION_TYPES,
+  REPLAY_SIDE,
   actionTypeRule,
   addActionTypes,
+  unsignedGuard,
   type ExtraActionType,
 } from './action-types.js';
 export { newRecordId } from './record-id.js';

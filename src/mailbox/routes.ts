@@ -10,7 +10,7 @@ import { pushSide } from '../push/index.js';
 import { validator } from '../core/validation/validate.js';
 import { actionBody } from './schema.js';
 import { idParams } from '../core/validation/common-schema.js';
-import { actionTypeRule } from './action-types.js';
+import { unsignedGuard } from './action-types.js';
 import { PendingVerified, type ActionStore, type WriteOrigin } from './store.js';
 import { newRecordId } from './record-id.js';
 import type { ActionRecord, ActionRequest } from '../core/types.js';
@@ -31,8 +31,7 @@ export interface ActionSettings {
 /** Who wrote it: signed; unsigned of a type pins guard; unsigned of an exempt or unknown type. */
 function originOf(action: string, verified: boolean, settings: ActionSettings): WriteOrigin {
   if (verified) return 'verified';
-  const guarded = actionTypeRule(action) !== undefined && !settings.unsignedActions.includes(action);
-  return guarded ? 'unsigned' : 'unguarded';
+  return unsignedGuard(action, settings.unsignedActions) === 'sender' ? 'unsigned' : 'unguarded';
 }
 
 function toRecord(body: ActionRequest, shape: ActionSettings, id: string, now = Date.now()): ActionRecord {
