@@ -4,6 +4,7 @@ import type { StoredAnswer } from '../identity/index.js';
 import { ACTION_BODY_LIMIT, type BodyCharge, jsonBody } from '../core/http/body.js';
 import { okJson, type RelayState } from '../core/http/context.js';
 import { AppError } from '../core/errors.js';
+import { readWithin } from '../core/limits/rate-limit.js';
 import { errorFields } from '../core/log.js';
 import { recordPushEnqueueMiss } from '../core/metrics.js';
 import { pushSide } from '../push/index.js';
@@ -104,7 +105,7 @@ export function actionRoutes(
 
   router.get('/v1/action/:id', async (ctx) => {
     const { id } = parseParams({ ...ctx.params });
-    const record = await store.readJson(id, ctx.state.limit);
+    const record = await readWithin(ctx.state.limit, store.recordRead(id));
     if (record === null)
       throw new AppError('NOT_FOUND', 'The action mailbox of this pair is empty or expired.');
     okJson(ctx, record);

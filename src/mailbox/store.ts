@@ -1,4 +1,4 @@
-import { limitedScript, type LimitedReply, type RequestLimit } from '../core/limits/rate-limit.js';
+import { limitedScript, type LimitedReply, type LimitedWork } from '../core/limits/rate-limit.js';
 import { Cluster } from 'ioredis';
 import { intentFields } from '../push/index.js';
 import { waitReady, type RedisClient } from '../core/redis/clients.js';
@@ -138,15 +138,15 @@ export class ActionStore {
     return waitReady(this.redis, timeoutMs);
   }
 
-  /**
-   * The stored record as JSON text, or null: passed through without parsing (payloads reach 1 MB). With
-   * `limit`, the global rate limit is consumed in the same script.
-   */
-  async readJson(wkIdentity: string, limit?: RequestLimit): Promise<string | null> {
+  /** The stored record as JSON text, or null: passed through without parsing (payloads reach 1 MB). */
+  async readJson(wkIdentity: string): Promise<string | null> {
+    return this.redis.get(this.keys.action(wkIdentity));
+  }
+
+  /** readJson as work the global rate limit can run in its own script (GlobalLimit.around). */
+  recordRead(wkIdentity: string): LimitedWork<string | null> {
     const key = this.keys.action(wkIdentity);
     const alone = () => this.redis.get(key);
-    return limit
-      ? limit.around({ redis: this.redis, script: this.limitedRead, keys: [key], args: [], alone })
-      : alone();
+    return { redis: this.redis, script: this.limitedRead, keys: [key], args: [], alone };
   }
 }

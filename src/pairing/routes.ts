@@ -4,6 +4,7 @@ import type { StoredAnswer } from '../identity/index.js';
 import { type BodyCharge, jsonBody, SYNC_BODY_LIMIT } from '../core/http/body.js';
 import { okJson, type RelayState } from '../core/http/context.js';
 import { AppError } from '../core/errors.js';
+import { readWithin } from '../core/limits/rate-limit.js';
 import { validator } from '../core/validation/validate.js';
 import { idParams } from '../core/validation/common-schema.js';
 import { SYNC_OPTIONAL_FIELDS, syncBody } from './schema.js';
@@ -78,7 +79,7 @@ export function syncRoutes(
 
   router.get('/v1/sync/:id', async (ctx) => {
     const { id } = parseParams({ ...ctx.params });
-    const record = await stores.sync.readJson(id, ctx.state.limit);
+    const record = await readWithin(ctx.state.limit, stores.sync.recordRead(id));
     if (record === null)
       throw new AppError('NOT_FOUND', 'No synchronization record for this wallet identity.');
     okJson(ctx, record);

@@ -160,6 +160,11 @@ export class RequestLimit {
   }
 }
 
+/** A store's read within the request's limit when the middleware left the consume to the route, else alone. */
+export function readWithin<R>(limit: RequestLimit | undefined, work: LimitedWork<R>): Promise<R> {
+  return limit ? limit.around(work) : work.alone();
+}
+
 /**
  * Applies the global limit to the paths `applies` names. Requests `folds` names (the record reads) leave the
  * consume to their route, which does it inside its own Redis script (`ctx.state.limit`); should such a request
