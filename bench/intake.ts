@@ -10,7 +10,7 @@ import { intentFields, PUSH_QUEUE, pushJobId, pushJobOptions, type PushJob } fro
 import { queuePrefix } from '../src/core/queue/prefix.js';
 import { createRedis, type RedisClient } from '../src/core/redis/clients.js';
 import { keysFor } from '../src/core/redis/keys.js';
-import { PushIntake } from '../worker/push-intake.js';
+import { PushIntake } from '../src/push/index.js';
 import { median } from './load.js';
 
 const PUSH = { retryBaseMs: 2000, maxAttempts: 8 } as const;

@@ -3,10 +3,8 @@ import { errorFields, type LogFields, type Logger } from '../src/core/log.js';
 import { logBullErrors } from '../src/core/queue/bull-errors.js';
 import { instrumentWorker, watchQueueDepth } from '../src/core/metrics.js';
 import type { RedisClient } from '../src/core/redis/clients.js';
-import { settlesWithin, type RoleHandle } from '../src/core/role.js';
+import { RELEASE_MS, settlesWithin, type RoleHandle } from '../src/core/role.js';
 
-/** After the grace period the active jobs are aborted; this long is left for releasing them. */
-export const RELEASE_MS = 2000;
 const SHUTDOWN = 'worker shutting down';
 
 /** One line per worker error (not lost connections), stall and failed attempt, with the job's id and `describe`'s fields (no data). */

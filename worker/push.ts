@@ -11,12 +11,11 @@ import { createRedis } from '../src/core/redis/clients.js';
 import type { RoleHandle } from '../src/core/role.js';
 import { ActionStore } from '../src/mailbox/index.js';
 import { keysFor } from '../src/core/redis/keys.js';
-import { PushThrottle } from '../src/push/index.js';
+import { PushIntake, PushThrottle } from '../src/push/index.js';
 import { TokenStore } from '../src/push/index.js';
 import { WriteAck } from '../src/core/redis/write-ack.js';
 import type { ActionRecord } from '../src/core/types.js';
 import { releaseAtShutdown, runQueueWorker } from './bullmq.js';
-import { PushIntake } from './push-intake.js';
 
 /** Pushes wait on the network, not the CPU: several jobs at a time keep a burst of actions moving. */
 const CONCURRENCY = 8;
