@@ -19,7 +19,7 @@ import { keysFor } from '../src/core/redis/keys.js';
 import { PushIntake, PushThrottle } from '../src/push/index.js';
 import { TokenStore } from '../src/push/index.js';
 import { WriteAck } from '../src/core/redis/write-ack.js';
-import { releaseAtShutdown, runQueueWorker } from './bullmq.js';
+import { deliveryProcessor, runQueueWorker } from './bullmq.js';
 
 /** Pushes wait on the network, not the CPU: several jobs at a time keep a burst of actions moving. */
 const CONCURRENCY = 8;
@@ -45,15 +45,7 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
   logBullErrors(queue, 'push queue', log);
 
   const parts = { sender, actions, tokens, throttle, retryBaseMs: config.push.retryBaseMs, log };
-  const push = async (job: Job<PushJob>, lockToken?: string, signal?: AbortSignal) => {
-    const attempt = await deliverPush(parts, job, signal);
-    if ('released' in attempt) throw await releaseAtShutdown(job, lockToken, log, attempt.released);
-    if ('rateLimitedMs' in attempt) {
-      await queue.rateLimit(attempt.rateLimitedMs);
-      throw Worker.RateLimitError();
-    }
-    return attempt.result;
-  };
+  const push = deliveryProcessor(queue, log, (job: Job<PushJob>, signal) => deliverPush(parts, job, signal));
 
   const worker = new Worker<PushJob>(PUSH_QUEUE, push, {
     connection: redis,

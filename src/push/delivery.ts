@@ -1,6 +1,7 @@
 import { UnrecoverableError, type Job, type MinimalJob } from 'bullmq';
 import { actionTypeRule } from '../mailbox/index.js';
-import { errorFields, type LogFields, type Logger } from '../core/log.js';
+import { errorFields, type Logger } from '../core/log.js';
+import type { DeliveryAttempt } from '../core/queue/attempt.js';
 import { recordPushMessages, recordPushSkipped } from '../core/metrics.js';
 import type { PushResult, PushSender } from './fcm/index.js';
 import type { ActionStore } from '../mailbox/index.js';
@@ -103,11 +104,8 @@ export interface PushDeliveryParts {
   log: Logger;
 }
 
-/** How an attempt ended: with its result, or with what the worker must tell BullMQ (shutdown, a rate limit). */
-export type PushAttempt =
-  | { result: { skipped: SkipReason } | { sent: number; removed?: number; failed?: number } }
-  | { released: LogFields }
-  | { rateLimitedMs: number };
+/** What a push job answers BullMQ once done. */
+export type PushOutcome = { skipped: SkipReason } | { sent: number; removed?: number; failed?: number };
 
 /**
  * Sends the push of one stored action to the pair's tokens of the action's side (docs/api.md#what-a-push-carries). Progress is kept in
@@ -118,7 +116,7 @@ export async function deliverPush(
   parts: PushDeliveryParts,
   job: Job<PushJob>,
   signal?: AbortSignal,
-): Promise<PushAttempt> {
+): Promise<DeliveryAttempt<PushOutcome>> {
   const { sender, actions, tokens, throttle, log } = parts;
   const { wkIdentity, action } = job.data;
   const fields = { jobId: job.id, action, provider: sender.name, attempt: job.attemptsMade + 1 };
