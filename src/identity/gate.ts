@@ -10,12 +10,7 @@ import { newRecordId } from '../mailbox/index.js';
 import { isRedisUnavailable } from '../core/redis/clients.js';
 import { isIdentifier } from '../core/validation/common-schema.js';
 import type { AuthStore } from './store.js';
-import {
-  SIGNING_FIELDS,
-  verifyCredential,
-  withoutCredential,
-  type CredentialLocation,
-} from './verify.js';
+import { SIGNING_FIELDS, verifyCredential, withoutCredential, type CredentialLocation } from './verify.js';
 
 const OTHER_SIDE: Record<Side, Side> = { key: 'wallet', wallet: 'key' };
 
