@@ -5,6 +5,4 @@ export default {
   tree: false,
   warning: false,
   progress: false,
-  // Exception, to be removed with the one in eslint.config.js: config.ts reads mailbox's action-type table.
-  skipImports: ['src/core/config/config\\.ts:src/mailbox/index\\.ts'],
 };

@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { queuePrefix } from '../src/core/queue/prefix.js';
 import { createRedis, waitReady, type RedisClient } from '../src/core/redis/clients.js';
-import { TOKEN_SIDES } from '../src/core/redis/keys.js';
+import { SIDES } from '../src/core/sides.js';
 
 /** The queue prefixes of the earlier layouts, and a pattern of each one's queue meta keys. */
 const OLD_QUEUE_LAYOUTS = [
@@ -51,7 +51,7 @@ async function scanAll(client: RedisClient, pattern: string): Promise<string[]> 
 
 async function migrateTokens(source: RedisClient, target: RedisClient, prefix: string, dryRun: boolean) {
   let sets = 0;
-  for (const side of TOKEN_SIDES) {
+  for (const side of SIDES) {
     const head = `${prefix}tokens:${side}:`;
     for (const oldKey of await scanAll(source, `${head}*`)) {
       const id = oldKey.slice(head.length);

@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
-import type { AuthGate, SignedRoute } from './identity/index.js';
+import type { AuthGate } from './identity/index.js';
+import type { SignedRoute } from './core/signed-routes.js';
 import type { Config } from './core/config/config.js';
 import { signedBody } from './identity/index.js';
 import { successAnswers, type RelayState } from './core/http/context.js';

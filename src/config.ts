@@ -1,7 +1,7 @@
 import { readConfig, runs, type Config, type Source } from './core/config/config.js';
 import { VARIABLES } from './core/config/variables.js';
 import { checkUnsignedActions, readActionTypesExtra, type ExtraActionType } from './mailbox/index.js';
-import { readServiceAccount, type PushSettings } from './push/fcm/index.js';
+import { readServiceAccount, type PushSettings } from './push/index.js';
 
 /** The core configuration and what features read themselves: the operator's action types, the FCM key. */
 export type RelayConfig = Omit<Config, 'push'> & {

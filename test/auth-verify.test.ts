@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { bodyDigest, verifyCredential, type Purpose, type SignedRequest } from '../src/identity/verify.js';
+import type { AuthRoute } from '../src/core/signed-routes.js';
+import { bodyDigest, verifyCredential, type SignedRequest } from '../src/identity/verify.js';
 import { ipBucket } from '../src/core/http/client-ip.js';
 import {
   OTHER_PAIR,
@@ -20,7 +21,7 @@ const NOW = Date.now();
 
 const TX = { action: 'tx', payload: 'deadbeef', chain: 'btc', path: '0-0', wkIdentity: PAIR.wkIdentity };
 
-function check(body: Record<string, unknown>, purpose: Purpose = 'action', nowMs = NOW) {
+function check(body: Record<string, unknown>, purpose: AuthRoute = 'action', nowMs = NOW) {
   const request: SignedRequest = { purpose, location: 'body', body };
   return verifyCredential(request, nowMs, WINDOW_MS);
 }

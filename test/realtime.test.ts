@@ -1,10 +1,7 @@
 import { expect } from 'chai';
 import { WebSocket } from 'ws';
-import {
-  actionTypeRule,
-  BUILT_IN_ACTION_TYPES as ACTION_TYPES,
-  type Side,
-} from '../src/mailbox/action-types.js';
+import { actionTypeRule, BUILT_IN_ACTION_TYPES as ACTION_TYPES } from '../src/mailbox/action-types.js';
+import type { Side } from '../src/core/sides.js';
 import { loadConfig } from '../src/config.js';
 import { API_PROFILES, ConfigError } from '../src/core/config/config.js';
 import { Server } from 'socket.io';

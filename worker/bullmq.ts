@@ -1,12 +1,11 @@
-import { UnrecoverableError, WaitingError, type Job, type Queue, type Worker } from 'bullmq';
+import { UnrecoverableError, WaitingError, Worker, type Job, type Queue } from 'bullmq';
 import { errorFields, type LogFields, type Logger } from '../src/core/log.js';
+import type { DeliveryAttempt } from '../src/core/queue/attempt.js';
 import { logBullErrors } from '../src/core/queue/bull-errors.js';
 import { instrumentWorker, watchQueueDepth } from '../src/core/metrics.js';
 import type { RedisClient } from '../src/core/redis/clients.js';
-import { settlesWithin, type RoleHandle } from '../src/core/role.js';
+import { RELEASE_MS, settlesWithin, type RoleHandle } from '../src/core/role.js';
 
-/** After the grace period the active jobs are aborted; this long is left for releasing them. */
-export const RELEASE_MS = 2000;
 const SHUTDOWN = 'worker shutting down';
 
 /** One line per worker error (not lost connections), stall and failed attempt, with the job's id and `describe`'s fields (no data). */
@@ -32,10 +31,30 @@ export function logWorkerEvents<T>(
 }
 
 /** Shutdown: gives the job back untouched (no attempt spent) for another worker. */
-export async function releaseAtShutdown(job: Job, token: string | undefined, log: Logger, fields: LogFields) {
+async function releaseAtShutdown(job: Job, token: string | undefined, log: Logger, fields: LogFields) {
   await job.moveToWait(token);
   log.warn(`${job.queueName} job released at shutdown`, fields);
   return new WaitingError();
+}
+
+/**
+ * The processor over a feature's delivery: a release at shutdown gives the job back, a rate limit pauses `queue`
+ * (every worker of it) and puts the job back to wait without spending an attempt.
+ */
+export function deliveryProcessor<T, R>(
+  queue: Queue<T>,
+  log: Logger,
+  deliver: (job: Job<T, R>, signal?: AbortSignal) => Promise<DeliveryAttempt<R>>,
+) {
+  return async (job: Job<T, R>, token?: string, signal?: AbortSignal): Promise<R> => {
+    const attempt = await deliver(job, signal);
+    if ('released' in attempt) throw await releaseAtShutdown(job, token, log, attempt.released);
+    if ('rateLimitedMs' in attempt) {
+      await queue.rateLimit(attempt.rateLimitedMs);
+      throw Worker.RateLimitError();
+    }
+    return attempt.result;
+  };
 }
 
 /**

@@ -1,6 +1,4 @@
 import { Queue, Worker } from 'bullmq';
-import { EVM_CHAINS } from '../src/core/chains.js';
-import { ConditionLog } from '../src/core/condition-log.js';
 import type { Config } from '../src/core/config/config.js';
 import { errorFields, type Logger } from '../src/core/log.js';
 import { instrumentWorker, watchQueueDepth } from '../src/core/metrics.js';
@@ -8,92 +6,10 @@ import { logBullErrors } from '../src/core/queue/bull-errors.js';
 import { queuePrefix } from '../src/core/queue/prefix.js';
 import { createRedis, isRedisUnavailable } from '../src/core/redis/clients.js';
 import { settlesWithin, type RoleHandle } from '../src/core/role.js';
-import { fetchEvmFees, fetchMempoolFees, type FeeLevels } from '../src/market/index.js';
-import { Upstream } from '../src/core/outbound-http.js';
-import { fetchCryptoPrices, fetchFiatRates } from '../src/market/index.js';
 import { keysFor } from '../src/core/redis/keys.js';
-import { MarketStore, type FeeEntry, type MarketField, type RatesPart } from '../src/market/index.js';
+import { MarketStore, refreshJobs, type RefreshName } from '../src/market/index.js';
 
 export const REFRESH_QUEUE = 'refresh';
-
-type RefreshName = 'rates' | 'fees';
-
-/**
- * One refresh of each kind. Every provider is fetched on its own; what succeeds is written, what fails keeps its
- * last good value in Redis (and is logged), so one bad provider never blanks the others. A provider failing at
- * every refresh is logged when it starts failing and when it recovers, with summaries in between.
- */
-export function refreshJobs(
-  config: Config,
-  log: Logger,
-  store: MarketStore,
-): Record<RefreshName, () => Promise<void>> {
-  const { market } = config;
-  const upstream = new Upstream(market.upstreamTimeoutMs);
-  const failures = new ConditionLog(log, config.logSummarySeconds * 1000);
-
-  /** The fetched value, or undefined when the provider failed. */
-  async function fetched<T>(
-    provider: string,
-    stored: MarketField,
-    fetch: () => Promise<T>,
-  ): Promise<T | undefined> {
-    try {
-      const value = await fetch();
-      failures.ended(provider, 'market provider recovered', { provider });
-      return value;
-    } catch (err) {
-      const fields = { provider, ...errorFields(err) };
-      if (failures.occurred(provider, 'market provider still failing', fields)) {
-        const kept = await store.has(stored).catch(() => false);
-        log.warn(`market provider failed; ${kept ? 'keeping the last good value' : 'no value yet'}`, fields);
-      }
-      return undefined;
-    }
-  }
-
-  async function rates(): Promise<void> {
-    const parts: [RatesPart, () => Promise<Record<string, number>>][] = [
-      ['crypto', () => fetchCryptoPrices(upstream, market.ratesCryptoUrl)],
-      ['fiat', () => fetchFiatRates(upstream, market.ratesFiatUrl)],
-    ];
-    await Promise.all(
-      parts.map(async ([part, fetch]) => {
-        const values = await fetched(part, { rates: part }, fetch);
-        if (values) await store.saveRatesPart(part, values);
-      }),
-    );
-  }
-
-  async function fees(): Promise<void> {
-    const sources: [string, () => Promise<FeeLevels>][] = [
-      ['btc', () => fetchMempoolFees(upstream, market.feesBtcUrl)],
-      ['ltc', () => fetchMempoolFees(upstream, market.feesLtcUrl)],
-      ...EVM_CHAINS.map((chain): [string, () => Promise<FeeLevels>] => [
-        chain,
-        () => fetchEvmFees(upstream, market.evmRpc[chain], market.priorityFeeFloorGwei[chain], chain),
-      ]),
-    ];
-    const updatedAt = new Date().toISOString();
-    const fixed: FeeEntry[] = Object.entries(market.fixedFees).map(([coin, fee]) => ({
-      coin,
-      economy: fee,
-      normal: fee,
-      fast: fee,
-      recommended: fee,
-      updatedAt,
-    }));
-    const levels = await Promise.all(
-      sources.map(async ([coin, fetch]) => {
-        const value = await fetched(coin, { fees: coin }, fetch);
-        return value && { coin, ...value, updatedAt };
-      }),
-    );
-    await store.saveFees([...levels.filter((entry) => entry !== undefined), ...fixed]);
-  }
-
-  return { rates, fees };
-}
 
 /** How often, at most, the worker checks that Redis still holds its job schedulers. */
 const SCHEDULER_CHECK_MAX_MS = 60_000;

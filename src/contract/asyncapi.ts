@@ -1,4 +1,5 @@
-import { BUILT_IN_ACTION_TYPES, type Side } from '../mailbox/index.js';
+import { BUILT_IN_ACTION_TYPES } from '../mailbox/index.js';
+import { SIDES, type Side } from '../core/sides.js';
 import type { ApiProfile } from '../core/config/config.js';
 import { ERROR_CODES } from '../core/errors.js';
 import { credentialProperties } from '../identity/index.js';
@@ -143,7 +144,7 @@ export function buildAsyncApi(): Record<string, unknown> {
   };
   const channels: Record<string, unknown> = {};
   const operations: Record<string, unknown> = {};
-  for (const side of ['key', 'wallet'] as const) {
+  for (const side of SIDES) {
     const { channel, app, description } = PATHS[side];
     // The built-in rows: ACTION_TYPES_EXTRA is a deployment's own.
     const events = Object.entries(BUILT_IN_ACTION_TYPES).filter(([, rule]) => rule.side === side);

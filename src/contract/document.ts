@@ -1,5 +1,6 @@
 import { actionRead, actionWrite } from '../mailbox/index.js';
-import { PURPOSE, credentialProperties, nonceStatusRead, type SignedRoute } from '../identity/index.js';
+import { credentialProperties, nonceStatusRead } from '../identity/index.js';
+import { PURPOSE, type SignedRoute } from '../core/signed-routes.js';
 import type { ApiProfile } from '../core/config/config.js';
 import { STATUS, type ErrorCode } from '../core/errors.js';
 import { livenessRead, readinessRead } from '../core/http/health-route.js';

@@ -1,7 +1,36 @@
-import got, { HTTPError, RequestError, type Got } from 'got';
+import got, {
+  HTTPError,
+  RequestError,
+  type CancelableRequest,
+  type ExtendOptions,
+  type Got,
+  type GotReturn,
+  type Options,
+} from 'got';
 
 /** Larger answers than this are cut off: no provider answer we use comes near it. */
 export const MAX_RESPONSE_BYTES = 1024 * 1024;
+
+/** Cancels an answer once it passes MAX_RESPONSE_BYTES (got then rejects with a RequestError, ERR_CANCELED). */
+function capResponse<T extends GotReturn>(options: Options, next: (options: Options) => T): T {
+  const pending = next(options) as GotReturn;
+  if (!options.isStream) {
+    const request = pending as CancelableRequest;
+    // `on` hands back the same request, which the caller awaits.
+    void request.on('downloadProgress', (progress) => {
+      if (progress.transferred > MAX_RESPONSE_BYTES) request.cancel('response too large');
+    });
+  }
+  return pending as T;
+}
+
+/** The one `got` setup for third parties: bounded time and answer size, no retries or redirects of its own. */
+export function outboundHttp(timeoutMs: number, options: ExtendOptions = {}): Got {
+  return got.extend(
+    { timeout: { request: timeoutMs }, retry: { limit: 0 }, followRedirect: false, handlers: [capResponse] },
+    options,
+  );
+}
 
 /** Any failure of a third party (network, timeout, status, size, shape). Its message never holds their body. */
 export class UpstreamError extends Error {
@@ -13,10 +42,7 @@ export class Upstream {
   private readonly client: Got;
 
   constructor(timeoutMs: number) {
-    this.client = got.extend({
-      timeout: { request: timeoutMs },
-      retry: { limit: 0 },
-      followRedirect: false,
+    this.client = outboundHttp(timeoutMs, {
       headers: { accept: 'application/json', 'user-agent': 'multisig-relay' },
     });
   }
@@ -32,10 +58,6 @@ export class Upstream {
   private async request(url: string, options: { method: 'GET' | 'POST'; json?: unknown }): Promise<unknown> {
     const host = new URL(url).host;
     const pending = this.client(url, { ...options, responseType: 'text' });
-    // `on` hands back the same request, awaited below.
-    void pending.on('downloadProgress', (progress) => {
-      if (progress.transferred > MAX_RESPONSE_BYTES) pending.cancel('response too large');
-    });
     let text: string;
     try {
       text = (await pending).body;

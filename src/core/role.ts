@@ -3,6 +3,9 @@ export interface RoleHandle {
   stop(): Promise<void>;
 }
 
+/** After a worker's grace period its active jobs are aborted; this long is left for releasing them. */
+export const RELEASE_MS = 2000;
+
 /**
  * True when `work` settles within `ms`, false otherwise (the work is left running). Shutdown steps that talk to
  * Redis use it: with Redis gone they would otherwise wait for a reconnect that may never come.

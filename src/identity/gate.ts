@@ -1,40 +1,23 @@
 import { createHash } from 'node:crypto';
-import { actionTypeRule, SIDES, type Side } from '../mailbox/index.js';
-import type { AuthConfig, AuthRoute } from '../core/config/config.js';
+import { actionTypeRule, unsignedGuard } from '../mailbox/index.js';
+import { SIDES, type Side } from '../core/sides.js';
+import type { AuthConfig } from '../core/config/config.js';
+import { PURPOSE, type SignedRoute } from '../core/signed-routes.js';
 import { AppError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { recordAuth } from '../core/metrics.js';
 import { newRecordId } from '../mailbox/index.js';
 import { isRedisUnavailable } from '../core/redis/clients.js';
-import { IDENTIFIER_PATTERN } from '../core/validation/common-schema.js';
+import { isIdentifier } from '../core/validation/common-schema.js';
 import type { AuthStore } from './store.js';
-import {
-  SIGNING_FIELDS,
-  verifyCredential,
-  withoutCredential,
-  type Location,
-  type Purpose,
-} from './verify.js';
+import { SIGNING_FIELDS, verifyCredential, withoutCredential, type CredentialLocation } from './verify.js';
 
-const IDENTIFIER = new RegExp(IDENTIFIER_PATTERN);
 const OTHER_SIDE: Record<Side, Side> = { key: 'wallet', wallet: 'key' };
 
-/** The signable routes: those AUTH_MODE governs, and the recovery xpub's, which is always signed. */
-export type SignedRoute = AuthRoute | 'recoverypub';
-
-/** The purpose word a route's messages are signed for; the recovery xpub is signed as part of the sync. */
-export const PURPOSE: Record<SignedRoute, Purpose> = {
-  action: 'action',
-  token: 'token',
-  sync: 'sync',
-  join: 'join',
-  recoverypub: 'sync',
-};
-
 /** What is being admitted: the route, where its fields are, and for a join its path's side. */
-export interface Admission {
+export interface AuthRequest {
   route: SignedRoute;
-  location: Location;
+  location: CredentialLocation;
   body: Readonly<Record<string, unknown>>;
   /** The socket path of a join. */
   side?: Side;
@@ -79,7 +62,7 @@ export class AuthGate {
    * Admits the request or throws a 401 AppError (503 when Redis cannot say). The body later layers see has no
    * credential; an unsigned body keeps `witnessScript` (a sync record's own field).
    */
-  async admit(request: Admission): Promise<Admitted> {
+  async admit(request: AuthRequest): Promise<Admitted> {
     const { route, log } = request;
     try {
       const { label, ...admitted } = await this.decide(request);
@@ -96,7 +79,7 @@ export class AuthGate {
     }
   }
 
-  private async decide(request: Admission): Promise<Admitted & { label: string }> {
+  private async decide(request: AuthRequest): Promise<Admitted & { label: string }> {
     const { route, location, body } = request;
     const mode = route === 'recoverypub' ? 'required' : this.settings.modes[route];
     const present = SIGNING_FIELDS.filter((field) => Object.hasOwn(body, field));
@@ -150,21 +133,21 @@ export class AuthGate {
 
   /** The unsigned body as later layers see it, or a refusal. */
   private async admitUnsigned(
-    request: Admission,
+    request: AuthRequest,
     rest: Record<string, unknown>,
     required: boolean,
   ): Promise<Record<string, unknown>> {
     const { route, body } = request;
+    const guard = route === 'action' ? unsignedGuard(body.action, this.settings.unsignedActions) : undefined;
     // Sent unsigned on purpose by the apps (a recovery request), so neither a mode nor a pin refuses them.
-    if (route === 'action' && this.settings.unsignedActions.includes(body.action as string)) return rest;
+    if (guard === 'exempt') return rest;
     if (required) throw new AuthRefusal('AUTH_REQUIRED', 'required');
     if (this.settings.pinDays === 0 || (route === 'join' && !this.settings.pinJoins)) return rest;
     const wkIdentity = body.wkIdentity;
     // A body without a valid identity is refused by validation next; there is no pin to look up.
-    if (typeof wkIdentity !== 'string' || !IDENTIFIER.test(wkIdentity)) return rest;
-    const sender = senderSides(request);
+    if (!isIdentifier(wkIdentity)) return rest;
     // An action of a type the table does not know could come from either side: any pin of the pair refuses it.
-    const sides = route === 'action' && sender.length === 0 ? SIDES : sender;
+    const sides = guard === 'unknown' ? SIDES : senderSides(request);
     if (sides.length === 0 || (await this.store.pinned(wkIdentity, sides)).length === 0) return rest;
     // An unsigned sync still pairs: only its key token, which a pin guards, is ignored.
     if (route === 'sync') {
@@ -181,7 +164,7 @@ export class AuthGate {
 }
 
 /** Which side of the pair sent this request, by what it writes (the side a pin belongs to). */
-function senderSides({ route, body, side }: Admission): Side[] {
+function senderSides({ route, body, side }: AuthRequest): Side[] {
   switch (route) {
     case 'action': {
       // A request to the key comes from the wallet, a reply to the wallet from the key; other types: no side.
@@ -199,7 +182,7 @@ function senderSides({ route, body, side }: Admission): Side[] {
   }
 }
 
-function replayed(location: Location): AuthRefusal {
+function replayed(location: CredentialLocation): AuthRefusal {
   return new AuthRefusal('AUTH_REPLAYED', 'replayed', {
     field: `/${location}/message/nonce`,
     message: 'this nonce was already used',

@@ -1,5 +1,5 @@
 export { credentialProperties } from './credential-schema.js';
-export { AuthGate, PURPOSE, type SignedRoute } from './gate.js';
+export { AuthGate } from './gate.js';
 export { signedBody } from './route-guard.js';
 export { nonceStatusRead, noncesRoutes } from './routes.js';
 export { AuthStore } from './store.js';

@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
-import type { AuthGate, SignedRoute } from './gate.js';
+import type { SignedRoute } from '../core/signed-routes.js';
+import type { AuthGate } from './gate.js';
 import { okJson, type RelayState } from '../core/http/context.js';
 import { AppError } from '../core/errors.js';
 import type { StoredAnswer } from '../core/types.js';

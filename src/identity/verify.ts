@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import type { AuthRoute } from '../core/signed-routes.js';
+import type { Location } from '../core/validation/validate.js';
 import { credentialProperties } from './credential-schema.js';
 import { p2pkhAddress, p2wshProgram, sha256, verifyMessage } from './bitcoin.js';
 
@@ -9,20 +11,18 @@ import { p2pkhAddress, p2wshProgram, sha256, verifyMessage } from './bitcoin.js'
  * Pure: no clock (the caller passes `nowMs`), no Redis, no HTTP.
  */
 
-/** What a message is signed for; a message for one purpose is refused on every other. */
-export type Purpose = 'action' | 'token' | 'sync' | 'join';
-
 /** The four fields a signing app adds to a body or a join; never stored, echoed or logged. */
 export const CREDENTIAL_FIELDS = ['signature', 'message', 'publicKey', 'witnessScript'] as const;
 /** A request carries a credential when all of these are present; some of them is a partial credential. */
 export const SIGNING_FIELDS = ['signature', 'message', 'publicKey'] as const;
 
 /** Where the fields came from, for the `field` of a refusal: `/body/…` or `/event/…` (a socket join). */
-export type Location = 'body' | 'event';
+export type CredentialLocation = Extract<Location, 'body' | 'event'>;
 
 export interface SignedRequest {
-  purpose: Purpose;
-  location: Location;
+  /** What the message is signed for; a message for one purpose is refused on every other. */
+  purpose: AuthRoute;
+  location: CredentialLocation;
   /** The request as parsed, credential fields included. */
   body: Readonly<Record<string, unknown>>;
 }
@@ -35,7 +35,7 @@ export interface Verified {
 }
 
 /** A failed check: `reason` is the word metrics and logs carry, `field` names what failed. */
-export interface Refusal {
+export interface CredentialRefusal {
   ok: false;
   code: 'AUTH_INVALID' | 'AUTH_EXPIRED';
   reason: string;
@@ -62,17 +62,17 @@ interface Message {
 }
 
 class Refused extends Error {
-  constructor(readonly refusal: Refusal) {
+  constructor(readonly refusal: CredentialRefusal) {
     super(refusal.message);
   }
 }
 
 function refuse(
-  location: Location,
+  location: CredentialLocation,
   field: string,
   reason: string,
   message: string,
-  code: Refusal['code'] = 'AUTH_INVALID',
+  code: CredentialRefusal['code'] = 'AUTH_INVALID',
 ): never {
   throw new Refused({ ok: false, code, reason, field: `/${location}/${field}`, message });
 }
@@ -94,7 +94,7 @@ export function bodyDigest(body: Readonly<Record<string, unknown>>): string {
 }
 
 // 1: field shapes.
-function checkShapes(location: Location, body: Readonly<Record<string, unknown>>): void {
+function checkShapes(location: CredentialLocation, body: Readonly<Record<string, unknown>>): void {
   const { signature, message, publicKey, witnessScript } = body;
   if (typeof signature !== 'string' || !SIGNATURE.test(signature)) {
     refuse(location, 'signature', 'shape', 'signature must be base64 of 65 bytes');
@@ -120,7 +120,7 @@ function checkShapes(location: Location, body: Readonly<Record<string, unknown>>
 }
 
 // 2: the message parses as exactly these fields with these types.
-function parseMessage(location: Location, text: string): Message {
+function parseMessage(location: CredentialLocation, text: string): Message {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -236,7 +236,7 @@ export function verifyCredential(
   request: SignedRequest,
   nowMs: number,
   windowMs: number,
-): Verified | Refusal {
+): Verified | CredentialRefusal {
   try {
     return check(request, nowMs, windowMs);
   } catch (err) {

@@ -1,4 +1,6 @@
+import { SIDES } from '../core/sides.js';
 import { identifier } from '../core/validation/common-schema.js';
+import { REPLAY_SIDE } from './action-types.js';
 
 /** ACTION_TYPES_EXTRA: rows an operator adds to the action-type table (docs/operations.md). */
 export const actionTypesExtra = {
@@ -8,7 +10,7 @@ export const actionTypesExtra = {
     type: 'object',
     properties: {
       type: identifier,
-      to: { type: 'string', enum: ['key', 'wallet'] },
+      to: { type: 'string', enum: SIDES },
       replay: { type: 'boolean' },
       push: {
         anyOf: [
@@ -26,8 +28,8 @@ export const actionTypesExtra = {
       },
     },
     required: ['type', 'to', 'replay', 'push'],
-    // The wallet path has no replay.
-    if: { properties: { to: { const: 'wallet' } } },
+    // Only REPLAY_SIDE's path replays.
+    if: { properties: { to: { enum: SIDES.filter((side) => side !== REPLAY_SIDE) } } },
     then: { properties: { replay: { const: false } } },
     // A misspelt field is refused rather than dropped: a silently ignored row would be hard to find.
     propertyNames: { enum: ['type', 'to', 'replay', 'push'] },

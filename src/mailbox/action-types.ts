@@ -1,4 +1,3 @@
-import type { TokenSide } from '../core/redis/keys.js';
 
 /**
  * The one table of what varies by action type (docs/api.md#action-types): which app it is for, whether a key
@@ -6,13 +5,15 @@ import type { TokenSide } from '../core/redis/keys.js';
  * the push worker all read it; adding a type is one row, here or (without a release) in ACTION_TYPES_EXTRA,
  * merged in at start-up. Types not listed are stored and readable, never emitted or pushed.
  */
-export type Side = 'key' | 'wallet';
-export const SIDES: readonly Side[] = ['key', 'wallet'];
+import type { Side } from '../core/sides.js';
+
+/** The one side whose socket path replays: a request waits for the key app, a reply to the wallet is read once. */
+export const REPLAY_SIDE: Side = 'key';
 
 export interface ActionTypeRule {
   /** The socket path (`/v1/socket/<side>`) and push-token side the event goes to. */
   side: Side;
-  /** Replayed to a key socket that joins while the mailbox holds it (only requests to the key are). */
+  /** Replayed to a REPLAY_SIDE socket that joins while the mailbox holds it (only requests to that side are). */
   replay: boolean;
   /**
    * Push notification text, or null for a type that is emitted but never pushed. Generic on purpose: push
@@ -81,7 +82,17 @@ export function actionTypeRule(action: string): ActionTypeRule | undefined {
 }
 
 /** The side whose tokens a push of this action type goes to, or undefined for a type that is never pushed. */
-export function pushSide(action: string): TokenSide | undefined {
+export function pushSide(action: string): Side | undefined {
   const rule = actionTypeRule(action);
   return rule?.push ? rule.side : undefined;
+}
+
+/**
+ * What guards an unsigned action of this type: nothing when `exempt` (AUTH_UNSIGNED_ACTIONS) lists it, the pin of
+ * its sender's side when the table knows it, and when the table does not (`unknown`) no one side is its sender.
+ */
+export function unsignedGuard(action: unknown, exempt: readonly string[]): 'exempt' | 'sender' | 'unknown' {
+  if (typeof action !== 'string') return 'unknown';
+  if (exempt.includes(action)) return 'exempt';
+  return actionTypeRule(action) ? 'sender' : 'unknown';
 }

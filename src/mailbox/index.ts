@@ -1,13 +1,12 @@
 export { actionTypesExtra } from './action-types-schema.js';
 export {
-  ACTION_TYPES,
   BUILT_IN_ACTION_TYPES,
-  SIDES,
+  REPLAY_SIDE,
   actionTypeRule,
   addActionTypes,
   pushSide,
+  unsignedGuard,
   type ExtraActionType,
-  type Side,
 } from './action-types.js';
 export { newRecordId } from './record-id.js';
 export { actionRead, actionRoutes, actionWrite, storedAction, type ActionEvents } from './routes.js';

@@ -1,16 +1,17 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import type { SignedRoute } from '../identity/index.js';
+import type { SignedRoute } from '../core/signed-routes.js';
 import { ACTION_BODY_LIMIT, type BodyCharge } from '../core/http/body.js';
 import { okJson, type RelayState } from '../core/http/context.js';
 import { mount, mountCharged, type RouteSpec } from '../core/http/route-spec.js';
 import { AppError } from '../core/errors.js';
+import { readWithin } from '../core/limits/rate-limit.js';
 import { errorFields } from '../core/log.js';
 import { recordPushEnqueueMiss } from '../core/metrics.js';
 import { validator } from '../core/validation/validate.js';
 import { actionBody } from './schema.js';
 import { idParams } from '../core/validation/common-schema.js';
-import { actionTypeRule, pushSide } from './action-types.js';
+import { pushSide, unsignedGuard } from './action-types.js';
 import { PendingVerified, type ActionStore, type WriteOrigin } from './store.js';
 import { newRecordId } from './record-id.js';
 import type { ActionRecord, ActionRequest, StoredAnswer } from '../core/types.js';
@@ -31,8 +32,7 @@ export interface ActionSettings {
 /** Who wrote it: signed; unsigned of a type pins guard; unsigned of an exempt or unknown type. */
 function originOf(action: string, verified: boolean, settings: ActionSettings): WriteOrigin {
   if (verified) return 'verified';
-  const guarded = actionTypeRule(action) !== undefined && !settings.unsignedActions.includes(action);
-  return guarded ? 'unsigned' : 'unguarded';
+  return unsignedGuard(action, settings.unsignedActions) === 'sender' ? 'unsigned' : 'unguarded';
 }
 
 function toRecord(body: ActionRequest, shape: ActionSettings, id: string, now = Date.now()): ActionRecord {
@@ -128,7 +128,7 @@ export function actionRoutes(
 
   mount(router, actionRead, async (ctx) => {
     const { id } = parseParams({ ...ctx.params });
-    const record = await store.readJson(id, ctx.state.limit);
+    const record = await readWithin(ctx.state.limit, store.recordRead(id));
     if (record === null)
       throw new AppError('NOT_FOUND', 'The action mailbox of this pair is empty or expired.');
     okJson(ctx, record);

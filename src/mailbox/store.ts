@@ -1,4 +1,4 @@
-import type { LimitedReply, RequestLimit } from '../core/limits/rate-limit.js';
+import type { LimitedReply, LimitedWork } from '../core/limits/rate-limit.js';
 import { Cluster } from 'ioredis';
 import { intentFields } from './push-intent.js';
 import { waitReady, type RedisClient } from '../core/redis/clients.js';
@@ -124,15 +124,15 @@ export class ActionStore {
     return waitReady(this.redis, timeoutMs);
   }
 
-  /**
-   * The stored record as JSON text, or null: passed through without parsing (payloads reach 1 MB). With
-   * `limit`, the global rate limit is consumed in the same script.
-   */
-  async readJson(wkIdentity: string, limit?: RequestLimit): Promise<string | null> {
+  /** The stored record as JSON text, or null: passed through without parsing (payloads reach 1 MB). */
+  async readJson(wkIdentity: string): Promise<string | null> {
+    return this.redis.get(this.keys.action(wkIdentity));
+  }
+
+  /** readJson as work the global rate limit can run in its own script (GlobalLimit.around). */
+  recordRead(wkIdentity: string): LimitedWork<string | null> {
     const key = this.keys.action(wkIdentity);
     const alone = () => this.redis.get(key);
-    return limit
-      ? limit.around({ redis: this.redis, script: this.limitedRead, keys: [key], args: [], alone })
-      : alone();
+    return { redis: this.redis, script: this.limitedRead, keys: [key], args: [], alone };
   }
 }

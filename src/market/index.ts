@@ -1,5 +1,6 @@
 export { fetchEvmFees, fetchMempoolFees, type FeeLevels } from './providers/fees.js';
 export { fetchCryptoPrices, fetchFiatRates } from './providers/prices.js';
+export { refreshJobs, type RefreshName } from './refresh.js';
 export { marketRoutes, networkFeesRead, ratesRead, tokenInfoRead } from './routes.js';
 export { tokenInfoParams } from './schema.js';
 export { servicesRead, servicesRoutes } from './services-route.js';

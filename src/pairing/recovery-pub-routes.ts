@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import type { SignedRoute } from '../identity/index.js';
+import type { SignedRoute } from '../core/signed-routes.js';
 import { type BodyCharge, DEFAULT_BODY_LIMIT } from '../core/http/body.js';
 import { okJson, type RelayState } from '../core/http/context.js';
 import { mount, mountCharged, type RouteSpec } from '../core/http/route-spec.js';

@@ -1,10 +1,11 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import type { SignedRoute } from '../identity/index.js';
+import type { SignedRoute } from '../core/signed-routes.js';
 import { type BodyCharge, SYNC_BODY_LIMIT } from '../core/http/body.js';
 import { okJson, type RelayState } from '../core/http/context.js';
 import { mount, mountCharged, type RouteSpec } from '../core/http/route-spec.js';
 import { AppError } from '../core/errors.js';
+import { readWithin } from '../core/limits/rate-limit.js';
 import { validator } from '../core/validation/validate.js';
 import { idParams } from '../core/validation/common-schema.js';
 import { SYNC_OPTIONAL_FIELDS, syncBody } from './schema.js';
@@ -107,7 +108,7 @@ export function syncRoutes(
 
   mount(router, syncRead, async (ctx) => {
     const { id } = parseParams({ ...ctx.params });
-    const record = await stores.sync.readJson(id, ctx.state.limit);
+    const record = await readWithin(ctx.state.limit, stores.sync.recordRead(id));
     if (record === null)
       throw new AppError('NOT_FOUND', 'No synchronization record for this wallet identity.');
     okJson(ctx, record);

@@ -1,4 +1,4 @@
-import type { LimitedReply, RequestLimit } from '../core/limits/rate-limit.js';
+import type { LimitedReply, LimitedWork } from '../core/limits/rate-limit.js';
 import type { RedisClient } from '../core/redis/clients.js';
 import type { SyncRecord } from '../core/types.js';
 import type { Keys } from '../core/redis/keys.js';
@@ -43,15 +43,13 @@ export class SyncStore {
   }
 
   /**
-   * The stored record as JSON text, or null; the first read starts the grace period. With `limit`, the global
-   * rate limit is consumed in the same script and a refused request leaves the record as it was.
+   * The stored record as JSON text, or null; the first read starts the grace period. As work the global rate
+   * limit can run in its own script (GlobalLimit.around): a refused request leaves the record as it was.
    */
-  async readJson(walletIdentity: string, limit?: RequestLimit): Promise<string | null> {
+  recordRead(walletIdentity: string): LimitedWork<string | null> {
     const key = this.keys.sync(walletIdentity);
     const grace = this.lifecycle.readGraceSeconds;
     const alone = () => (grace === 0 ? this.redis.getdel(key) : this.readWithGrace([key], [grace]));
-    return limit
-      ? limit.around({ redis: this.redis, script: this.limitedRead, keys: [key], args: [grace], alone })
-      : alone();
+    return { redis: this.redis, script: this.limitedRead, keys: [key], args: [grace], alone };
   }
 }

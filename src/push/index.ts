@@ -7,7 +7,7 @@ export {
   tokenDigest,
   type PushJob,
 } from './jobs.js';
-export { createPushSender, type PushResult } from './fcm/index.js';
+export { createPushSender, readServiceAccount, type PushResult, type PushSettings } from './fcm/index.js';
 export {
   chargeRegistrations,
   storedCounts,
@@ -16,5 +16,7 @@ export {
   type TokenRegistrationLimits,
 } from './routes.js';
 export { pushToken, tokenBody } from './schema.js';
+export { deliverPush, pushBackoff, type PushOutcome, type PushDeliveryParts } from './delivery.js';
+export { INTAKE_GROUP, PushIntake, type IntakeParts } from './intake.js';
 export { PushThrottle } from './throttle.js';
 export { TokenStore, liveTokensSince } from './token-store.js';

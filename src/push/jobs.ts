@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
 import type { PushConfig } from '../core/config/config.js';
+import { KEEP_FAILED_SECONDS } from '../core/queue/prefix.js';
 import type { ActionRecord } from '../core/types.js';
 
 /** BullMQ queue of push notifications; its keys are `<KEY_PREFIX>{bull:push}:push:…` (see queuePrefix). */
@@ -53,8 +54,6 @@ export function pushJobId(record: Pick<ActionRecord, 'id'>): string {
 export function tokenDigest(token: string): string {
   return createHash('sha256').update(token).digest('base64url');
 }
-
-const KEEP_FAILED_SECONDS = 7 * 86_400;
 
 /**
  * A completed job is the dedupe record for as long as its action can live; after that no intent can name the

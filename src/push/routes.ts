@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import type { SignedRoute } from '../identity/index.js';
+import type { SignedRoute } from '../core/signed-routes.js';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { type BodyCharge, DEFAULT_BODY_LIMIT } from '../core/http/body.js';
 import { ok, type RelayState } from '../core/http/context.js';
@@ -8,7 +8,7 @@ import { mountCharged, type RouteSpec } from '../core/http/route-spec.js';
 import { consumeOrReject } from '../core/limits/rate-limit.js';
 import { validator } from '../core/validation/validate.js';
 import { tokenBody } from './schema.js';
-import { TOKEN_SIDES } from '../core/redis/keys.js';
+import { SIDES } from '../core/sides.js';
 import type { TokenStore } from './token-store.js';
 import type { StoredAnswer, TokenRegistration } from '../core/types.js';
 
@@ -59,7 +59,7 @@ export async function chargeRegistrations(
   ctx: { ip: string },
   body: TokenRegistration,
 ): Promise<void> {
-  const sides = TOKEN_SIDES.filter((side) => body[`${side}Token`] !== undefined);
+  const sides = SIDES.filter((side) => body[`${side}Token`] !== undefined);
   await consumeOrReject(limits.perAddress, ctx, 'token registrations from this address', sides.length);
   for (const side of sides) {
     await consumeOrReject(

@@ -1,4 +1,4 @@
-import type { Side } from '../mailbox/index.js';
+import type { Side } from '../core/sides.js';
 import type { RedisClient } from '../core/redis/clients.js';
 import type { Keys } from '../core/redis/keys.js';
 import { defineScript, readScript } from '../core/redis/scripts.js';

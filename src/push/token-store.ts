@@ -1,6 +1,7 @@
 import type { RedisClient } from '../core/redis/clients.js';
 import type { TokenCounts, TokenRegistration } from '../core/types.js';
-import { TOKEN_SIDES, type Keys, type TokenSide } from '../core/redis/keys.js';
+import type { Keys } from '../core/redis/keys.js';
+import { SIDES, type Side } from '../core/sides.js';
 import { defineScript, readScript } from '../core/redis/scripts.js';
 import type { WriteAck } from '../core/redis/write-ack.js';
 
@@ -52,7 +53,7 @@ export class TokenStore {
   async save(registration: TokenRegistration): Promise<TokenCounts> {
     const { wkIdentity } = registration;
     const claims = await Promise.all(
-      TOKEN_SIDES.map(async (side) => {
+      SIDES.map(async (side) => {
         const token = side === 'key' ? registration.keyToken : registration.walletToken;
         if (token === undefined) return undefined;
         const owner = this.keys.tokenOwner(side, token);
@@ -61,7 +62,7 @@ export class TokenStore {
         return { side, token, owner, epochKey, previous, epoch };
       }),
     );
-    const sets = TOKEN_SIDES.flatMap((side) => [
+    const sets = SIDES.flatMap((side) => [
       this.keys.tokens(wkIdentity, side),
       this.keys.tokensGone(wkIdentity, side),
     ]);
@@ -85,7 +86,7 @@ export class TokenStore {
     );
     await Promise.all(moves.map(({ from, token, epoch }) => this.leavePair(from, [token, epoch])));
     await Promise.all(
-      TOKEN_SIDES.flatMap((side, i) => dropped[i]!.map((token) => this.release(wkIdentity, side, token))),
+      SIDES.flatMap((side, i) => dropped[i]!.map((token) => this.release(wkIdentity, side, token))),
     );
     const given = claims.flatMap((claim) => (claim ? [claim.owner, claim.epochKey] : []));
     await this.ack.confirm(...given, ...sets, ...moves.flatMap(({ from }) => from));
@@ -95,7 +96,7 @@ export class TokenStore {
   /** How many tokens each side of the pair holds, as a registration answers. */
   async counts(wkIdentity: string): Promise<TokenCounts> {
     const [keyTokens, walletTokens] = await Promise.all(
-      TOKEN_SIDES.map((side) => this.redis.zcard(this.keys.tokens(wkIdentity, side))),
+      SIDES.map((side) => this.redis.zcard(this.keys.tokens(wkIdentity, side))),
     );
     return { wkIdentity, keyTokens: keyTokens!, walletTokens: walletTokens! };
   }
@@ -104,7 +105,7 @@ export class TokenStore {
    * The pair's tokens of one side registered within the TTL that still belong to it: a token that moved on is
    * never delivered here.
    */
-  async tokensFor(wkIdentity: string, side: TokenSide): Promise<string[]> {
+  async tokensFor(wkIdentity: string, side: Side): Promise<string[]> {
     const tokens = await this.redis.zrangebyscore(
       this.keys.tokens(wkIdentity, side),
       liveTokensSince(),
@@ -121,14 +122,14 @@ export class TokenStore {
    * still name it (a token re-registered elsewhere meanwhile belongs to that pair now). Returns how many left
    * the pair's set.
    */
-  async remove(wkIdentity: string, side: TokenSide, tokens: string[]): Promise<number> {
+  async remove(wkIdentity: string, side: Side, tokens: string[]): Promise<number> {
     if (tokens.length === 0) return 0;
     const removed = await this.redis.zrem(this.keys.tokens(wkIdentity, side), ...tokens);
     await Promise.all(tokens.map((token) => this.release(wkIdentity, side, token)));
     return removed;
   }
 
-  private release(wkIdentity: string, side: TokenSide, token: string): Promise<number> {
+  private release(wkIdentity: string, side: Side, token: string): Promise<number> {
     return this.releaseOwner([this.keys.tokenOwner(side, token)], [wkIdentity]);
   }
 }

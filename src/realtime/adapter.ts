@@ -1,6 +1,6 @@
 import { createShardedAdapter } from '@socket.io/redis-adapter';
 import type { Namespace } from 'socket.io';
-import type { Side } from '../mailbox/index.js';
+import type { Side } from '../core/sides.js';
 import { socketMetrics } from '../core/metrics.js';
 import type { RedisTopology } from '../core/config/config.js';
 import { createRedis, type RedisClient } from '../core/redis/clients.js';

@@ -1,4 +1,5 @@
-import { actionTypeRule, type Side } from '../mailbox/index.js';
+import { actionTypeRule } from '../mailbox/index.js';
+import type { Side } from '../core/sides.js';
 import { errorFields, type Logger } from '../core/log.js';
 import type { ActionRecord } from '../core/types.js';
 import { deliverToRoom } from './deliveries.js';

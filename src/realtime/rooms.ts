@@ -1,5 +1,5 @@
 import type { RateLimiterRedis } from 'rate-limiter-flexible';
-import type { Side } from '../mailbox/index.js';
+import type { Side } from '../core/sides.js';
 import type { AuthGate } from '../identity/index.js';
 import { AppError, type ErrorCode } from '../core/errors.js';
 import { validator } from '../core/validation/validate.js';

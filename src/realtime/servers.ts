@@ -1,7 +1,8 @@
 import type { Server as HttpServer, IncomingMessage } from 'node:http';
 import type { RedisClient } from '../core/redis/clients.js';
 import { Server } from 'socket.io';
-import { ACTION_TYPES, type Side } from '../mailbox/index.js';
+import { REPLAY_SIDE } from '../mailbox/index.js';
+import { SIDES, type Side } from '../core/sides.js';
 import type { AuthGate } from '../identity/index.js';
 import type { Config } from '../core/config/config.js';
 import { clientIp, ipBucket } from '../core/http/client-ip.js';
@@ -21,8 +22,6 @@ import { Replay } from './replay.js';
 import { handleRooms } from './rooms.js';
 import { SocketCap } from './socket-cap.js';
 import type { RelayServer, RelaySocket } from './types.js';
-
-const SIDES: readonly Side[] = ['key', 'wallet'];
 
 /** docs/api.md#socket-limits: clients only ever send `join` and `leave`. */
 const LIMITS = { maxHttpBufferSize: 100 * 1024, pingInterval: 25_000, pingTimeout: 20_000 } as const;
@@ -117,8 +116,7 @@ export class Realtime {
       // Not the HTTP server itself: the front door checks requests and upgrades before they reach an engine.
       io.attach(front.sockets as unknown as HttpServer);
       io.engine.on('connection', (connection: RelaySocket['conn']) => this.cap.track(connection));
-      const replays = Object.values(ACTION_TYPES).some((rule) => rule.side === side && rule.replay);
-      const replay = replays ? new Replay(this.deps.store, this.deps.log) : undefined;
+      const replay = side === REPLAY_SIDE ? new Replay(this.deps.store, this.deps.log) : undefined;
       io.on('connection', (socket: RelaySocket) => {
         this.cap.establish(socket.conn);
         socket.data.ip = this.ip(socket.request);

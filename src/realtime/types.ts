@@ -1,5 +1,5 @@
 import type { DefaultEventsMap, Server, Socket } from 'socket.io';
-import type { Side } from '../mailbox/index.js';
+import type { Side } from '../core/sides.js';
 
 /** What the relay keeps per socket. */
 export interface SocketData {

@@ -1,3 +1,4 @@
+export { deliverSupport, type SupportDeliveryParts } from './delivery.js';
 export { createHelpdesk, HelpdeskError, type Delivered, type HelpdeskTicket } from './helpdesk/index.js';
 export { SUPPORT_QUEUE, type SupportJob } from './jobs.js';
 export { SupportProducer } from './producer.js';

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
 import type { DeliveryConfig } from '../core/config/config.js';
+import { KEEP_FAILED_SECONDS } from '../core/queue/prefix.js';
 
 /** BullMQ queue of the support forms; its keys are `<KEY_PREFIX>{bull:support}:support:…` (see queuePrefix). */
 export const SUPPORT_QUEUE = 'support';
@@ -29,7 +30,6 @@ export type SupportJob = TicketJob | ContactJob;
 const DAY_SECONDS = 86_400;
 /** Completed jobs are the dedupe record: a repeated submission finds its job id within this window. */
 export const DEDUPE_SECONDS = DAY_SECONDS;
-const KEEP_FAILED_SECONDS = 7 * DAY_SECONDS;
 
 /** Anything outside the helpdesk's known types is filed as a question (docs/api.md#support-forms--post-v1ticket-post-v1contact). */
 export function ticketType(type: string): TicketType {

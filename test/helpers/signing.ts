@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { bech32 } from '@scure/base';
 import { p2pkhAddress, signedMessageDigest } from '../../src/identity/bitcoin.js';
-import type { Purpose } from '../../src/identity/verify.js';
+import type { AuthRoute } from '../../src/core/signed-routes.js';
 
 /** The test keys of the reference vector: the wallet's `11`×32, the key app's `22`×32. */
 export const WALLET_PRIVATE = Buffer.from('11'.repeat(32), 'hex');
@@ -52,7 +52,7 @@ export function signMessage(message: string, privateKey: Uint8Array): string {
 }
 
 export interface SignOptions {
-  purpose: Purpose;
+  purpose: AuthRoute;
   pair?: Pair;
   /** Which key of the pair signs (default the wallet's). */
   by?: 'wallet' | 'key';

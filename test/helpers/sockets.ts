@@ -1,5 +1,5 @@
 import { io, type ManagerOptions, type Socket, type SocketOptions } from 'socket.io-client';
-import type { Side } from '../../src/mailbox/action-types.js';
+import type { Side } from '../../src/core/sides.js';
 import { registry } from '../../src/core/metrics.js';
 import { channelPrefix } from '../../src/realtime/adapter.js';
 import { redis } from './redis.js';

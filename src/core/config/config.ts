@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { EVM_CHAINS, type EvmChain } from '../chains.js';
 import { ConfigError } from './errors.js';
 import type { HostPort } from './parsers.js';
+import { AUTH_ROUTES, type AuthRoute } from '../signed-routes.js';
 import {
   VARIABLES,
   evmRpcVariable,
@@ -29,9 +30,6 @@ export type LogLevel = Values['LOG_LEVEL'];
 export type LogFormat = Values['LOG_FORMAT'];
 export type AuthMode = Values['AUTH_MODE'];
 const AUTH_MODES: readonly AuthMode[] = ['off', 'optional', 'required'];
-/** The routes a signing app signs, by purpose word. */
-export type AuthRoute = 'action' | 'token' | 'sync' | 'join';
-export const AUTH_ROUTES: readonly AuthRoute[] = ['action', 'token', 'sync', 'join'];
 export type RedisNode = HostPort;
 
 /** Whether a process of `role` reads a variable read by `roles`. */

@@ -15,7 +15,7 @@ export function clientGone(code: unknown): boolean {
  * What Node's parser failed on, as the one error type; undefined when no answer can help (the peer is gone).
  * `inBody`: it failed while a request's body was arriving, which only its chunked framing can make malformed.
  */
-function toAppError(code: string | undefined, inBody: boolean): AppError | undefined {
+function parserErrorAnswer(code: string | undefined, inBody: boolean): AppError | undefined {
   // A client that ends its side mid-body has given up on its request.
   if (clientGone(code) || (inBody && code === 'HPE_INVALID_EOF_STATE')) return undefined;
   switch (code) {
@@ -125,7 +125,7 @@ export function answerClientErrors(server: Server, log: Logger): void {
     if (answered.has(socket)) return;
     answered.add(socket);
     const incoming = requestInBody(socket);
-    const answer = toAppError(err.code, incoming !== undefined);
+    const answer = parserErrorAnswer(err.code, incoming !== undefined);
     log.debug('client error', { code: err.code, status: answer?.status });
     if (!answer) {
       socket.destroy();

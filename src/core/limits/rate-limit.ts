@@ -139,6 +139,11 @@ export class RequestLimit {
   }
 }
 
+/** A store's read within the request's limit when the middleware left the consume to the route, else alone. */
+export function readWithin<R>(limit: RequestLimit | undefined, work: LimitedWork<R>): Promise<R> {
+  return limit ? limit.around(work) : work.alone();
+}
+
 /**
  * A consumption that does not set the global headers: for per-endpoint budgets (submissions, signing, bytes
  * written, per client IP unless `key` says otherwise), `points` at a time. `what` completes "Too many …".

@@ -1,3 +1,6 @@
+/** Every queue keeps a failed job this long, for operators to look into. */
+export const KEEP_FAILED_SECONDS = 7 * 86_400;
+
 /**
  * A queue's BullMQ prefix: under the deployment's KEY_PREFIX, so two deployments sharing one Redis (staging
  * beside production) never take each other's jobs, and hash-tagged, because BullMQ's scripts touch many keys of

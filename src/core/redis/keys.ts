@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 
-export type TokenSide = 'key' | 'wallet';
-export const TOKEN_SIDES: readonly TokenSide[] = ['key', 'wallet'];
+import type { Side } from '../sides.js';
 
 /**
  * The relay's key layout (docs/operations.md#key-layout-and-redis-cli-recipes), in one place so operators and
@@ -16,13 +15,13 @@ export interface Keys {
   /** Marks the pair's mailbox as written by a verified (signed) write; tagged with the mailbox's name, so in its slot. */
   actionVerified(wkIdentity: string): string;
   /** The pair's registered tokens of one side: a sorted set scored by registration time. */
-  tokens(wkIdentity: string, side: TokenSide): string;
+  tokens(wkIdentity: string, side: Side): string;
   /** Tokens that moved away from the pair, scored by the move's epoch (kept an hour; see TokenStore). */
-  tokensGone(wkIdentity: string, side: TokenSide): string;
+  tokensGone(wkIdentity: string, side: Side): string;
   /** Token → owning pair, keyed by the token's SHA-1: the one pair a token is delivered to. */
-  tokenOwner(side: TokenSide, token: string): string;
+  tokenOwner(side: Side, token: string): string;
   /** The token's latest move epoch, in its owner entry's slot (its hash tag is the owner entry's name). */
-  tokenEpoch(side: TokenSide, token: string): string;
+  tokenEpoch(side: Side, token: string): string;
   rates: string;
   fees: string;
   tokenInfo(network: string, address: string): string;
@@ -31,13 +30,13 @@ export interface Keys {
   /** A spent nonce of an identity-signed request, kept until its message can no longer be accepted. */
   authNonce(wkIdentity: string, nonce: string): string;
   /** A side of the pair that signs its writes: its unsigned writes are refused while this exists. */
-  authPin(wkIdentity: string, side: TokenSide): string;
+  authPin(wkIdentity: string, side: Side): string;
   /** The key app's recovery xpub of a pair: the one record kept without expiry. */
   recoveryPub(wkIdentity: string): string;
   /** Pushes sent to one side of the pair in the current minute. */
-  pushCount(wkIdentity: string, side: TokenSide): string;
+  pushCount(wkIdentity: string, side: Side): string;
   /** The count a push job got on its first run, so that its re-runs are not counted again. */
-  pushCounted(wkIdentity: string, side: TokenSide, jobId: string): string;
+  pushCounted(wkIdentity: string, side: Side, jobId: string): string;
   /** The stream of push intents the action route appends to and the worker's intake reads (queue/push-jobs.ts). */
   pushIntents: string;
   /** The marker a write confirmation writes before its WAIT (write-ack.ts), in the slot of `key`. */

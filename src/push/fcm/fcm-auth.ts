@@ -1,7 +1,7 @@
 import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
-import got, { RequestError, type Got } from 'got';
+import { RequestError, type Got } from 'got';
 import type { ServiceAccount } from './service-account.js';
-import { isRecord } from '../../core/outbound-http.js';
+import { isRecord, outboundHttp } from '../../core/outbound-http.js';
 
 export const FCM_SCOPE = 'https://www.googleapis.com/auth/firebase.messaging';
 const GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
@@ -52,12 +52,7 @@ export class FcmAccessToken {
     timeoutMs: number,
   ) {
     this.key = createPrivateKey(account.privateKey);
-    this.http = got.extend({
-      timeout: { request: timeoutMs },
-      retry: { limit: 0 },
-      followRedirect: false,
-      throwHttpErrors: false,
-    });
+    this.http = outboundHttp(timeoutMs, { throwHttpErrors: false });
   }
 
   get(): Promise<string> {

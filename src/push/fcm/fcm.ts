@@ -1,6 +1,6 @@
-import got, { RequestError, type Got } from 'got';
+import { RequestError, type Got } from 'got';
 import type { PushConfig } from '../../core/config/config.js';
-import { isRecord, retryAfterMs } from '../../core/outbound-http.js';
+import { isRecord, outboundHttp, retryAfterMs } from '../../core/outbound-http.js';
 import { FcmAccessToken, FcmAuthError } from './fcm-auth.js';
 import type { ServiceAccount } from './service-account.js';
 import type { PushNotice, PushResult, PushSender } from './types.js';
@@ -103,12 +103,7 @@ export class FcmSender implements PushSender {
   constructor(account: ServiceAccount, push: PushConfig) {
     this.url = `${push.fcmApiUrl}/v1/projects/${encodeURIComponent(account.projectId)}/messages:send`;
     this.accessToken = new FcmAccessToken(account, push.timeoutMs);
-    this.http = got.extend({
-      timeout: { request: push.timeoutMs },
-      retry: { limit: 0 },
-      followRedirect: false,
-      throwHttpErrors: false,
-    });
+    this.http = outboundHttp(push.timeoutMs, { throwHttpErrors: false });
   }
 
   async send(token: string, notice: PushNotice, signal?: AbortSignal): Promise<PushResult> {

@@ -1,5 +1,5 @@
-import got, { RequestError } from 'got';
-import { retryAfterMs } from '../../core/outbound-http.js';
+import { RequestError } from 'got';
+import { outboundHttp, retryAfterMs } from '../../core/outbound-http.js';
 import { HelpdeskError, type DeliveryContext } from './types.js';
 
 /** Any answer but a 2xx is a failure; a redirect too (following it would not create the ticket). */
@@ -25,13 +25,9 @@ export async function postJson(
 ): Promise<unknown> {
   let res;
   try {
-    res = await got.post(url, {
+    res = await outboundHttp(timeoutMs, { throwHttpErrors: false }).post(url, {
       body,
       headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
-      timeout: { request: timeoutMs },
-      retry: { limit: 0 },
-      followRedirect: false,
-      throwHttpErrors: false,
       signal: context.signal,
     });
   } catch (err) {

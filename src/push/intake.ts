@@ -1,15 +1,14 @@
 import { hostname } from 'node:os';
 import type { JobsOptions, Queue } from 'bullmq';
-import { errorFields, type Logger } from '../src/core/log.js';
-import { recordPushIntents, type IntentOutcome } from '../src/core/metrics.js';
-import { pushSide } from '../src/mailbox/index.js';
-import { jobOfIntent, pushJobId, type PushJob } from '../src/push/index.js';
-import { replyCode, type RedisClient } from '../src/core/redis/clients.js';
-import { Liveness } from '../src/core/redis/liveness.js';
-import { settlesWithin } from '../src/core/role.js';
-import type { Keys } from '../src/core/redis/keys.js';
-import { liveTokensSince } from '../src/push/index.js';
-import { RELEASE_MS } from './bullmq.js';
+import { errorFields, type Logger } from '../core/log.js';
+import { recordPushIntents, type IntentOutcome } from '../core/metrics.js';
+import { pushSide } from '../mailbox/index.js';
+import { jobOfIntent, pushJobId, type PushJob } from './jobs.js';
+import { replyCode, type RedisClient } from '../core/redis/clients.js';
+import { Liveness } from '../core/redis/liveness.js';
+import { RELEASE_MS, settlesWithin } from '../core/role.js';
+import type { Keys } from '../core/redis/keys.js';
+import { liveTokensSince } from './token-store.js';
 
 /** The consumer group every worker reads the intents through: each intent is owned by one worker at a time. */
 export const INTAKE_GROUP = 'push-intake';

@@ -1,6 +1,6 @@
 import type { MinimalJob } from 'bullmq';
 import { expect } from 'chai';
-import { pushBackoff, PushRetryError } from '../../../worker/push.js';
+import { pushBackoff, PushRetryError } from '../../../src/push/delivery.js';
 
 const job = (backoff: MinimalJob['opts']['backoff']) => ({ opts: { backoff } }) as unknown as MinimalJob;
 
