@@ -1,5 +1,6 @@
 import { startApi } from './api.js';
 import { ConfigError, loadConfig, type Config } from './core/config/config.js';
+import { checkPatchedLibraries } from './core/library-patches.js';
 import { captureConsole, createLogger, errorFields, type Logger } from './core/log.js';
 import { startMetricsServer } from './core/metrics.js';
 import { logRedisOutages } from './core/redis/clients.js';
@@ -23,6 +24,7 @@ function configOrExit(): Config {
   }
 }
 
+checkPatchedLibraries();
 const config = configOrExit();
 const log = createLogger(
   config.logLevel,

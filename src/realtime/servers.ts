@@ -1,10 +1,11 @@
-import type { Server as HttpServer, IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { RedisClient } from '../core/redis/clients.js';
 import { Server } from 'socket.io';
 import { ACTION_TYPES, type Side } from '../mailbox/index.js';
 import type { AuthGate } from '../identity/index.js';
 import type { Config } from '../core/config/config.js';
 import { clientIp, ipBucket } from '../core/http/client-ip.js';
+import { attachToEmitter } from '../core/library-patches.js';
 import type { FrontDoor } from '../core/http/front-door.js';
 import { sharedLimiter } from '../core/limits/limiters.js';
 import { consumeOrReject } from '../core/limits/rate-limit.js';
@@ -115,7 +116,7 @@ export class Realtime {
     for (const side of SIDES) {
       const io = this.socketServer(side);
       // Not the HTTP server itself: the front door checks requests and upgrades before they reach an engine.
-      io.attach(front.sockets as unknown as HttpServer);
+      attachToEmitter(io, front.sockets);
       io.engine.on('connection', (connection: RelaySocket['conn']) => this.cap.track(connection));
       const replays = Object.values(ACTION_TYPES).some((rule) => rule.side === side && rule.replay);
       const replay = replays ? new Replay(this.deps.store, this.deps.log) : undefined;

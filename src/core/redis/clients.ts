@@ -1,6 +1,7 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { RedisNode, RedisTopology } from '../config/config.js';
 import type { Logger } from '../log.js';
+import { quietFailoverDetector } from '../library-patches.js';
 import { recordRedisClientError } from '../metrics.js';
 import { RedisOutageLog, rememberAddress } from './outage-log.js';
 
@@ -110,23 +111,6 @@ function clusterOptions(role: RedisRole, node: RedisOptions): ClusterOptions {
     // A failover changes the slot map; the periodic refresh finds it even when no command hit a MOVED.
     slotsRefreshInterval: 2000,
   };
-}
-
-/**
- * ioredis's failover detector opens its own connection to each sentinel and listens for nothing but messages on
- * them, so a sentinel going away prints "[ioredis] Unhandled error event" to stderr (plain text among the JSON
- * log lines) on every reconnect attempt. The same outage already reaches the client's own 'error' events (and so
- * the outage log and metrics), so these connections' errors are dropped where the connector makes them.
- */
-function quietFailoverDetector(client: Redis): Redis {
-  const connector = (
-    client as unknown as { connector?: { connectToSentinel?: (...args: unknown[]) => Redis } }
-  ).connector;
-  const connect = connector?.connectToSentinel;
-  if (connector && connect) {
-    connector.connectToSentinel = (...args) => connect.apply(connector, args).on('error', () => {});
-  }
-  return client;
 }
 
 function newClient(topology: RedisTopology, role: RedisRole): RedisClient {
