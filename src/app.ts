@@ -7,8 +7,8 @@ import { successAnswers, type RelayState } from './core/http/context.js';
 import { corsPolicy } from './core/http/cors.js';
 import { sharedLimiter } from './core/limits/limiters.js';
 import { GlobalLimit, rateLimit, writeBudget } from './core/limits/rate-limit.js';
-import { requestFrame } from './core/http/request-frame.js';
-import { createRouter, foldsRateLimit, isV1, unmatched } from './core/http/routing.js';
+import { outerMiddleware } from './core/http/outer-middleware.js';
+import { createRouter, consumesLimitInScript, isV1, unmatched } from './core/http/routing.js';
 import type { Logger } from './core/log.js';
 import type { RedisClient } from './core/redis/clients.js';
 import { partnerRegistry } from './partners/index.js';
@@ -48,7 +48,7 @@ export interface ApiDeps {
   ack: WriteAck;
   readiness: Readiness;
   /**
-   * The pair's mailbox, shared with the socket replay. On its own fail-fast client (`bulk`): megabyte payloads
+   * The pair's mailbox, shared with the socket replay. On its own fail-fast client (`actions`): megabyte payloads
    * go through it, so a flood of large reads queues behind itself, never in front of other requests' commands.
    */
   actionStore: ActionStore;
@@ -160,9 +160,9 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
     windowSeconds,
   );
 
-  app.use(requestFrame(log, config.connections, deps.readiness));
+  app.use(outerMiddleware(log, config.connections, deps.readiness));
   app.use(corsPolicy(config.corsOrigins));
-  app.use(rateLimit(globalLimit, isV1, foldsRateLimit));
+  app.use(rateLimit(globalLimit, isV1, consumesLimitInScript));
   app.use(unmatched(router));
   app.use(successAnswers(bareRoutes(config.apiProfile)));
   app.use(router.routes());

@@ -51,7 +51,7 @@ export function pushBackoff(attemptsMade: number, _type?: string, err?: Error, j
   return Math.round(Math.max(exponential, asked));
 }
 
-/** The job announces one stored record: once the mailbox holds another one (the reply came) or none, it is moot. */
+/** The job is about one stored record: once the mailbox holds another one (the reply came) or none, it is moot. */
 function skipReason(stored: string | null, job: PushJob, nowMs: number): SkipReason | undefined {
   if (Date.parse(job.expiresAt) <= nowMs) return 'expired';
   if (stored === null) return 'expired';

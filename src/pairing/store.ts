@@ -7,8 +7,8 @@ import type { WriteAck } from '../core/redis/write-ack.js';
 
 // First read cuts the remaining lifetime to the grace period, never lengthening it (EXPIRE … LT, Redis 7: a key
 // without expiry counts as expiring never, so it gets the grace too); one script, so concurrent reads on many
-// pods all see the same record and the same expiry. `key` and `grace` name where the script finds them: alone,
-// or after the global limit's key and arguments (limitedScript).
+// pods all see the same record and the same expiry. `key` and `grace` name where the script finds them: in the
+// plain read, or after the global limit's key and arguments (limitedScript).
 const readWithGrace = (key: string, grace: string, done: string) => `
 local value = redis.call('GET', ${key})
 if value then redis.call('EXPIRE', ${key}, ${grace}, 'LT') end
@@ -66,9 +66,15 @@ export class SyncStore {
   async readJson(walletIdentity: string, limit?: RequestLimit): Promise<string | null> {
     const key = this.keys.sync(walletIdentity);
     const grace = this.lifecycle.readGraceSeconds;
-    const alone = () => (grace === 0 ? this.redis.getdel(key) : this.readWithGrace([key], [grace]));
+    const unlimited = () => (grace === 0 ? this.redis.getdel(key) : this.readWithGrace([key], [grace]));
     return limit
-      ? limit.around({ redis: this.redis, script: this.limitedRead, keys: [key], args: [grace], alone })
-      : alone();
+      ? limit.runWithinLimit({
+          redis: this.redis,
+          script: this.limitedRead,
+          keys: [key],
+          args: [grace],
+          unlimited,
+        })
+      : unlimited();
   }
 }

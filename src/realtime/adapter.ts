@@ -25,9 +25,10 @@ export function channelPrefix(keyPrefix: string, side: Side): string {
 }
 
 /**
- * Sharded pub/sub (SSUBSCRIBE/SPUBLISH, Redis 7), so it keeps working on Redis Cluster. Only small notices cross
- * it (emitter.ts), so one channel per path serves every pod: per-room channels (the sharded adapter's default
- * "dynamic" mode) would cost a subscription per joined pair and carry nothing.
+ * Sharded pub/sub (SSUBSCRIBE/SPUBLISH, Redis 7), so it keeps working on Redis Cluster. Every stored action
+ * record crosses it, batched into notices (emitter.ts), and a pod without a socket of a record's room skips it
+ * unparsed: one channel per path serves every pod, where per-room channels (the sharded adapter's default
+ * "dynamic" mode) would cost a subscription per joined pair.
  */
 export function shardedAdapter(clients: AdapterClients, keyPrefix: string, side: Side) {
   const create = createShardedAdapter(clients.pub, clients.sub, {

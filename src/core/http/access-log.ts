@@ -23,7 +23,7 @@ const PROBES = new Set(['/healthz', '/readyz']);
 
 /**
  * One line per request (method, route template, status, duration; never bodies, payloads or tokens) and the
- * request metrics, from one route lookup. Called by the request frame once the status is final.
+ * request metrics, from one route lookup. Called by the outer middleware once the status is final.
  */
 export function logRequest(ctx: RelayContext, ms: number): void {
   const route = routeTemplate(ctx);

@@ -134,7 +134,7 @@ export function answerClientErrors(server: Server, log: Logger): void {
     if (incoming) {
       // A request cut off mid-body (a malformed chunk, a body too slow to arrive) is answered through its own
       // response while nothing of that is written, and the connection closes after it. An answer already
-      // complete (the front door's refusal of a framing it cannot read) is sent as it is. Otherwise (queued
+      // complete (the raw request guard's refusal of a framing it cannot read) is sent as it is. Otherwise (queued
       // behind other answers, or half written) only closing the connection ends it.
       const current = currentResponse(socket);
       if (current?.req === incoming && !current.headersSent) {

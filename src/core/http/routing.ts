@@ -17,7 +17,7 @@ const RECORD_READ = /^\/v1\/(?:sync|action)\/[^/]+$/;
  * The record reads (`GET /v1/sync/{id}`, `GET /v1/action/{id}`; HEAD is answered by the GET route), which
  * consume the global rate limit inside their own Redis script: one round trip per poll instead of two.
  */
-export function foldsRateLimit(ctx: { method: string; path: string }): boolean {
+export function consumesLimitInScript(ctx: { method: string; path: string }): boolean {
   return (ctx.method === 'GET' || ctx.method === 'HEAD') && RECORD_READ.test(ctx.path);
 }
 

@@ -47,7 +47,7 @@ export function limitedScript(body: string): string {
 /** What a limitedScript answers: the limiter's count and time to reset, and the work's result unless refused. */
 export type LimitedReply<R> = [consumed: number, ttlMs: number, result?: R];
 
-/** A request's own Redis work, ready to run after the global limit (see GlobalLimit.around). */
+/** A request's own Redis work, ready to run after the global limit (see GlobalLimit.runWithinLimit). */
 export interface LimitedWork<R> {
   redis: RedisClient;
   /** The work as a limitedScript; the limiter's key and arguments are put in front of `keys` and `args`. */
@@ -55,7 +55,7 @@ export interface LimitedWork<R> {
   keys: string[];
   args: (string | number)[];
   /** The same work without the limit: what runs on a Cluster, after the limit's own round trip. */
-  alone: () => Promise<R>;
+  unlimited: () => Promise<R>;
 }
 
 /**
@@ -67,7 +67,7 @@ export interface LimitedWork<R> {
 export class GlobalLimit {
   constructor(
     private readonly limiter: RateLimiterRedis,
-    /** The same limiter's insurance: what the folded path falls back on when its script cannot run. */
+    /** The same limiter's insurance: what the in-script path falls back on when its script cannot run. */
     private readonly inMemory: RateLimiterMemory,
     private readonly points: number,
     private readonly windowSeconds: number,
@@ -82,21 +82,21 @@ export class GlobalLimit {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
       res = rejection;
     }
-    this.settle(ctx, res.consumedPoints, res.msBeforeNext);
+    this.setHeadersOrRefuse(ctx, res.consumedPoints, res.msBeforeNext);
   }
 
   /**
    * Runs `script` (a limitedScript) with the client's limiter key before `keys` and the limit before `args`:
    * one round trip for the limit and the request's work. On a Cluster the limiter key and the record key hash
-   * to different slots and no script may touch both, so there the limit is consumed first and `alone` does the
-   * work afterwards (two round trips, as before). While Redis is away the in-memory insurance still decides
-   * between 429 and the store's error (503).
+   * to different slots and no script may touch both, so there the limit is consumed first and `unlimited` does
+   * the work afterwards (two round trips). While Redis is away the in-memory insurance still decides between 429
+   * and the store's error (503).
    */
-  async around<R>(ctx: RelayContext, work: LimitedWork<R>): Promise<R> {
-    const { redis, script, keys, args, alone } = work;
+  async runWithinLimit<R>(ctx: RelayContext, work: LimitedWork<R>): Promise<R> {
+    const { redis, script, keys, args, unlimited } = work;
     if (redis instanceof Cluster) {
       await this.consume(ctx);
-      return alone();
+      return unlimited();
     }
     let reply: LimitedReply<R>;
     try {
@@ -110,7 +110,7 @@ export class GlobalLimit {
       throw err;
     }
     const [consumed, ttlMs, result] = reply;
-    this.settle(ctx, consumed, ttlMs);
+    this.setHeadersOrRefuse(ctx, consumed, ttlMs);
     return result ?? (null as R);
   }
 
@@ -119,10 +119,10 @@ export class GlobalLimit {
       if (rejection instanceof RateLimiterRes) return rejection;
       throw rejection;
     });
-    this.settle(ctx, res.consumedPoints, res.msBeforeNext);
+    this.setHeadersOrRefuse(ctx, res.consumedPoints, res.msBeforeNext);
   }
 
-  private settle(ctx: RelayContext, consumed: number, msBeforeNext: number): void {
+  private setHeadersOrRefuse(ctx: RelayContext, consumed: number, msBeforeNext: number): void {
     const resetSeconds = Math.max(0, Math.ceil(msBeforeNext / 1000));
     ctx.set('RateLimit-Limit', String(this.points));
     ctx.set('RateLimit-Remaining', String(Math.max(0, this.points - consumed)));
@@ -137,42 +137,42 @@ export class GlobalLimit {
 
 /** The global limit as a route gets it: consumed at most once, by the route's script or on its own. */
 export class RequestLimit {
-  private spent = false;
+  private consumed = false;
 
   constructor(
     private readonly global: GlobalLimit,
     private readonly ctx: RelayContext,
   ) {}
 
-  get settled(): boolean {
-    return this.spent;
+  get spent(): boolean {
+    return this.consumed;
   }
 
   consume(): Promise<void> {
-    this.spent = true;
+    this.consumed = true;
     return this.global.consume(this.ctx);
   }
 
-  /** See GlobalLimit.around. */
-  around<R>(work: LimitedWork<R>): Promise<R> {
-    this.spent = true;
-    return this.global.around(this.ctx, work);
+  /** See GlobalLimit.runWithinLimit. */
+  runWithinLimit<R>(work: LimitedWork<R>): Promise<R> {
+    this.consumed = true;
+    return this.global.runWithinLimit(this.ctx, work);
   }
 }
 
 /**
- * Applies the global limit to the paths `applies` names. Requests `folds` names (the record reads) leave the
- * consume to their route, which does it inside its own Redis script (`ctx.state.limit`); should such a request
- * end without spending it (a bad parameter), it is consumed then, and a spent budget still answers 429.
+ * Applies the global limit to the paths `applies` names. Requests `consumesInScript` names (the record reads)
+ * leave the consume to their route, which does it inside its own Redis script (`ctx.state.limit`); should such a
+ * request end without spending it (a bad parameter), it is consumed then, and a spent budget still answers 429.
  */
 export function rateLimit(
   limit: GlobalLimit,
   applies: (path: string) => boolean,
-  folds: (ctx: RelayContext) => boolean,
+  consumesInScript: (ctx: RelayContext) => boolean,
 ): Middleware<RelayState> {
   return async (ctx, next) => {
     if (!applies(ctx.path)) return next();
-    if (!folds(ctx)) {
+    if (!consumesInScript(ctx)) {
       await limit.consume(ctx);
       return next();
     }
@@ -181,10 +181,10 @@ export function rateLimit(
     try {
       await next();
     } catch (err) {
-      if (!pending.settled) await pending.consume();
+      if (!pending.spent) await pending.consume();
       throw err;
     }
-    if (!pending.settled) await pending.consume();
+    if (!pending.spent) await pending.consume();
   };
 }
 

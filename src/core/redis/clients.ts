@@ -10,12 +10,13 @@ import { RedisOutageLog, rememberAddress } from './outage-log.js';
  *
  * - `store`: the API's record stores. Fail fast: no offline queue and a command timeout, so a request never
  *   hangs on a dead Redis; auto-pipelining batches the commands of concurrent requests into one write.
- * - `bulk`: the action store, whose values reach megabytes; same rules as `store`. Apart, so that one client's
+ * - `actions`: the action store, whose values reach megabytes; same rules as `store`. Apart, so that one client's
  *   burst of large reads waits behind itself and not in front of every other request's small commands.
  * - `limiter`: the rate limiters; same fail-fast rules and auto-pipelining. Every /v1 request consumes a point
  *   before anything else, so unbatched, each would cost its own socket write (a quarter of the relay's CPU under
  *   load, see docs/benchmarks.md).
- * - `failFast`: the BullMQ producer; same fail-fast rules, no pipelining (BullMQ is not known to be safe with it).
+ * - `queue`: BullMQ producers, and one-off commands (the start-up settings report, the jobs script); same
+ *   fail-fast rules, no pipelining (BullMQ is not known to be safe with it).
  * - `confirm`: write confirmations (REDIS_WAIT_REPLICAS, store/write-ack.ts), a small pool. `WAIT` blocks the
  *   connection it is sent on, so it never shares one with reads, limiters or readiness checks. Fail fast, no
  *   pipelining; the command timeout is above the longest REDIS_WAIT_TIMEOUT_MS.
@@ -31,11 +32,28 @@ import { RedisOutageLog, rememberAddress } from './outage-log.js';
  *   channel it held after a reconnect (a subscription that failed fast would be lost for good). On a cluster it
  *   subscribes to each sharded channel on the master of the channel's slot.
  *
- * The same roles exist on every topology (docs/operations.md#redis-topologies): a single Redis (REDIS_URL), a Sentinel-managed master, or a
- * Redis Cluster. Callers see one client type and never branch on the topology.
+ * The same roles exist on every topology (docs/operations.md#redis-topologies): a single Redis (REDIS_URL), a
+ * Sentinel-managed master, or a Redis Cluster. Callers see one client type; the few that depend on a cluster's
+ * slots or nodes check for a `Cluster`: the record reads' in-script rate limit and the push intent's ordering
+ * (rate-limit.ts, mailbox/store.ts), write confirmations, liveness and the settings report (one per master).
  */
 export type RedisRole =
-  'store' | 'bulk' | 'limiter' | 'failFast' | 'confirm' | 'worker' | 'socketPub' | 'socketSub';
+  'store' | 'actions' | 'limiter' | 'queue' | 'confirm' | 'worker' | 'socketPub' | 'socketSub';
+
+/**
+ * What each role is called outside the process: the `client` label of relay_redis_client_errors_total, and
+ * `relay-<name, kebab-case>` in Redis's CLIENT LIST (docs/operations.md#metrics).
+ */
+const CLIENT_NAMES: Record<RedisRole, string> = {
+  store: 'store',
+  actions: 'bulk',
+  limiter: 'limiter',
+  queue: 'failFast',
+  confirm: 'confirm',
+  worker: 'worker',
+  socketPub: 'socketPub',
+  socketSub: 'socketSub',
+};
 
 /** A connection of any topology: both classes share the command interface. */
 export type RedisClient = Redis | Cluster;
@@ -75,7 +93,7 @@ export function redisOptions(role: RedisRole): RedisOptions {
     keepAlive: KEEP_ALIVE_MS,
     retryStrategy: reconnectDelay,
     lazyConnect: false,
-    connectionName: `relay-${role.replace(/[A-Z]/g, (upper) => `-${upper.toLowerCase()}`)}`,
+    connectionName: `relay-${CLIENT_NAMES[role].replace(/[A-Z]/g, (upper) => `-${upper.toLowerCase()}`)}`,
     reconnectOnError: reconnectOnReadOnly(role),
   };
   if (retriesForever(role)) return { ...base, maxRetriesPerRequest: null };
@@ -86,7 +104,7 @@ export function redisOptions(role: RedisRole): RedisOptions {
     commandTimeout: COMMAND_TIMEOUT_MS,
     maxRetriesPerRequest: 1,
   };
-  return role === 'failFast' || role === 'confirm' ? failFast : { ...failFast, enableAutoPipelining: true };
+  return role === 'queue' || role === 'confirm' ? failFast : { ...failFast, enableAutoPipelining: true };
 }
 
 /**
@@ -180,7 +198,7 @@ export function createRedis(topology: RedisTopology, role: RedisRole): RedisClie
   // Connection errors are reported through readiness, request failures, this counter and the outage log; an
   // unhandled 'error' event would only add noise (ioredis logs it to stderr when nobody listens).
   client.on('error', (err) => {
-    recordRedisClientError(role);
+    recordRedisClientError(CLIENT_NAMES[role]);
     outages?.failed(client, err);
   });
   client.on('ready', () => outages?.ready(client));
