@@ -18,7 +18,7 @@ export function adapterClients(topology: RedisTopology): AdapterClients {
 
 /**
  * One channel prefix per path: both servers use the default namespace, so under one prefix a key event would
- * reach wallet sockets on the other pods (and back). Channels: `<prefix>#/#` and, per room, `<prefix>#/#<room>#`.
+ * reach wallet sockets on the other pods (and back). Channels: `<prefix>#/#`, and each pod's response channel `<prefix>#/#<pod uid>#`.
  */
 export function channelPrefix(keyPrefix: string, side: Side): string {
   return `${keyPrefix}socket:${side}`;
