@@ -40,7 +40,7 @@ class PushRetryError extends Error {
 }
 
 /**
- * Exponential backoff with jitter (half to all of base·2ⁿ, the base stored on the job by the API), stretched to
+ * Exponential backoff with jitter (half to all of base·2ⁿ, the base stored on the job by the push intake below), stretched to
  * the provider's Retry-After when it asked for a longer pause.
  */
 export function pushBackoff(attemptsMade: number, _type?: string, err?: Error, job?: MinimalJob): number {

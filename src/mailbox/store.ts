@@ -7,10 +7,6 @@ import type { Keys } from '../core/redis/keys.js';
 import { defineScript } from '../core/redis/scripts.js';
 import type { WriteAck } from '../core/redis/write-ack.js';
 
-/**
- * One mailbox per wallet–key pair. A POST replaces the mailbox; reads never delete (both apps read it), so
- * whatever is left disappears with the key's TTL.
- */
 const LIMITED_READ = limitedScript(`return {consumed, ttl, redis.call('GET', KEYS[2])}`);
 
 /**
@@ -46,6 +42,10 @@ export interface SavedAction {
   intentMissed?: unknown;
 }
 
+/**
+ * One mailbox per wallet–key pair. A POST replaces the mailbox; reads never delete (both apps read it), so
+ * whatever is left disappears with the key's TTL.
+ */
 export class ActionStore {
   private readonly limitedRead;
   private readonly replaceGuarded;

@@ -9,7 +9,6 @@ import type { TokenInfoService } from './token-info.js';
 
 const parseTokenParams = validator<{ network: string; address: string }>('params', tokenInfoParams);
 
-/** Served from Redis only: the worker refreshes rates and fees; token metadata is fetched once, then cached. */
 /**
  * With MARKET_REFRESH=off nothing will ever fetch them, so "retry shortly" would be a lie: the 503 says why and
  * has no Retry-After.
@@ -19,6 +18,7 @@ function notFetched(what: string, refresh: boolean): AppError {
   return new AppError('UNAVAILABLE', `${what} are not fetched by this relay (MARKET_REFRESH=off).`);
 }
 
+/** Served from Redis only: the worker refreshes rates and fees; token metadata is fetched once, then cached. */
 export function marketRoutes(
   router: Router<RelayState>,
   store: MarketStore,

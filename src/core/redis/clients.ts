@@ -13,8 +13,8 @@ import { RedisOutageLog, rememberAddress } from './outage-log.js';
  * - `actions`: the action store, whose values reach megabytes; same rules as `store`. Apart, so that one client's
  *   burst of large reads waits behind itself and not in front of every other request's small commands.
  * - `limiter`: the rate limiters; same fail-fast rules and auto-pipelining. Every /v1 request consumes a point
- *   before anything else, so unbatched, each would cost its own socket write (a quarter of the relay's CPU under
- *   load, see docs/benchmarks.md).
+ *   before anything else, so unbatched, each would cost its own socket write (a large share of the relay's CPU
+ *   under load, see docs/benchmarks.md).
  * - `queue`: BullMQ producers, and one-off commands (the start-up settings report, the jobs script); same
  *   fail-fast rules, no pipelining (BullMQ is not known to be safe with it).
  * - `confirm`: write confirmations (REDIS_WAIT_REPLICAS, store/write-ack.ts), a small pool. `WAIT` blocks the
