@@ -43,7 +43,7 @@ class PushRetryError extends Error {
  * Exponential backoff with jitter (half to all of base·2ⁿ, the base stored on the job by the push intake below), stretched to
  * the provider's Retry-After when it asked for a longer pause.
  */
-export function pushBackoff(attemptsMade: number, _type?: string, err?: Error, job?: MinimalJob): number {
+function pushBackoff(attemptsMade: number, _type?: string, err?: Error, job?: MinimalJob): number {
   const backoff = job?.opts.backoff;
   const baseMs = typeof backoff === 'object' ? (backoff.delay ?? 0) : (backoff ?? 0);
   const exponential = baseMs * 2 ** Math.max(0, attemptsMade - 1) * (0.5 + Math.random() / 2);

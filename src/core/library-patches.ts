@@ -69,7 +69,7 @@ export function checkPatchedLibraries(
 }
 
 /** engine.io's transport, as far as the relay reads it (its types keep these members private). */
-export interface EngineTransport {
+interface EngineTransport {
   name: string;
   /** The `ws` connection of the websocket transport: its bufferedAmount is what the kernel has not taken. */
   socket?: { bufferedAmount: number; terminate(): void };

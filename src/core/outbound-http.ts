@@ -1,7 +1,7 @@
 import got, { HTTPError, RequestError, type Got } from 'got';
 
 /** Larger answers than this are cut off: no provider answer we use comes near it. */
-export const MAX_RESPONSE_BYTES = 1024 * 1024;
+const MAX_RESPONSE_BYTES = 1024 * 1024;
 
 /** Any failure of a third party (network, timeout, status, size, shape). Its message never holds their body. */
 export class UpstreamError extends Error {

@@ -3,7 +3,7 @@ import type { Side } from '../mailbox/index.js';
 import type { Backlogs } from './backlog.js';
 
 /** What the relay keeps per socket. */
-export interface SocketData {
+interface SocketData {
   /** The path the socket is on. */
   side: Side;
   /** The client address by the HTTP rule (TRUST_PROXY_HOPS; IPv6: its /64), for the per-IP join budget. */

@@ -5,10 +5,10 @@ import type { DeliveryConfig } from '../core/config/config.js';
 /** BullMQ queue of the support forms; its keys are `<KEY_PREFIX>{bull:support}:support:…` (see queuePrefix). */
 export const SUPPORT_QUEUE = 'support';
 
-export const TICKET_TYPES = ['Question', 'Incident', 'Problem', 'Feature Request'] as const;
+const TICKET_TYPES = ['Question', 'Incident', 'Problem', 'Feature Request'] as const;
 export type TicketType = (typeof TICKET_TYPES)[number];
 
-export interface TicketJob {
+interface TicketJob {
   kind: 'ticket';
   subject: string;
   description: string;
@@ -16,7 +16,7 @@ export interface TicketJob {
   email: string;
 }
 
-export interface ContactJob {
+interface ContactJob {
   kind: 'contact';
   name: string;
   email: string;

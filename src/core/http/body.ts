@@ -183,7 +183,7 @@ function hasProtoKey(value: unknown): boolean {
 }
 
 /** Parses a body as one JSON object; the text is taken only from well-formed UTF-8, so nothing is altered. */
-export function parseJsonObject(bytes: Buffer): Record<string, unknown> {
+function parseJsonObject(bytes: Buffer): Record<string, unknown> {
   if (!isUtf8(bytes)) throw notUtf8();
   const over = overLimits(bytes);
   if (over) throw new AppError('INVALID_JSON', `The request body ${over}.`);

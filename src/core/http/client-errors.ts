@@ -29,7 +29,7 @@ function toAppError(code: string | undefined, inBody: boolean): AppError | undef
   }
 }
 
-export interface Refusal {
+interface Refusal {
   status: number;
   headers: Record<string, string | number>;
   body: string;
@@ -39,7 +39,7 @@ export interface Refusal {
  * An answer written outside Koa (the server refusing a request before or instead of the app), in the envelope
  * (docs/api.md#envelope-and-errors) with the headers Koa's answers carry. The connection closes after it: what follows on it cannot be trusted.
  */
-export function refusal(err: AppError, requestId: string = randomUUID()): Refusal {
+function refusal(err: AppError, requestId: string = randomUUID()): Refusal {
   const body = JSON.stringify(envelope(err, requestId));
   return {
     status: err.status,

@@ -58,7 +58,7 @@ const CLIENT_NAMES: Record<RedisRole, string> = {
 /** A connection of any topology: both classes share the command interface. */
 export type RedisClient = Redis | Cluster;
 
-export const COMMAND_TIMEOUT_MS = 1500;
+const COMMAND_TIMEOUT_MS = 1500;
 
 /** The adapter publisher's reconnect attempts before it drops what it holds: 100 ms, 200 ms, … 1 s, 1 s, … */
 const PUBLISH_RETRIES = 20;
@@ -87,7 +87,7 @@ function reconnectOnReadOnly(role: RedisRole) {
 }
 
 /** Per-connection options; on a cluster they apply to every node's connection. */
-export function redisOptions(role: RedisRole): RedisOptions {
+function redisOptions(role: RedisRole): RedisOptions {
   const base: RedisOptions = {
     connectTimeout: 2000,
     keepAlive: KEEP_ALIVE_MS,

@@ -8,7 +8,7 @@ const addFormats = addFormatsModule as unknown as typeof addFormatsModule.defaul
 const SURROGATE_PAIR = /[\uD800-\uDBFF][\uDC00-\uDFFF]/g;
 
 /** A string's length as JSON Schema counts it, in code points: its UTF-16 length less one per surrogate pair. */
-export function codePoints(text: string): number {
+function codePoints(text: string): number {
   return text.length - (text.match(SURROGATE_PAIR)?.length ?? 0);
 }
 
