@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import type { EventEmitter } from 'node:events';
 import type { Server as HttpServer } from 'node:http';
 import type { Context } from 'koa';
-import { Cluster, type Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { Server as SocketServer, Socket } from 'socket.io';
 
 /**
