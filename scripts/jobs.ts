@@ -123,7 +123,7 @@ async function main(): Promise<number> {
     if (err instanceof ConfigError) return fail(`jobs: invalid configuration: ${err.message}`);
     throw err;
   }
-  const redis = createRedis(config.redis.topology, 'failFast');
+  const redis = createRedis(config.redis.topology, 'queue');
   try {
     try {
       // The first failed connect is the answer: an operator waits for no retries.

@@ -3,7 +3,7 @@ import { addActionTypes } from './mailbox/index.js';
 import { buildApp } from './app.js';
 import type { RelayConfig as Config } from './config.js';
 import { answerClientErrors, clientGone } from './core/http/client-errors.js';
-import { FrontDoor, RelayResponse } from './core/http/front-door.js';
+import { RawRequestGuard, RelayResponse } from './core/http/raw-request-guard.js';
 import { listen } from './core/http/listen.js';
 import { errorFields, type Logger } from './core/log.js';
 import { Realtime } from './realtime/index.js';
@@ -25,12 +25,12 @@ export interface ApiHandle extends RoleHandle {
 export async function startApi(config: Config, log: Logger): Promise<ApiHandle> {
   addActionTypes(config.actionTypesExtra);
   const redis = createRedis(config.redis.topology, 'store');
-  const bulkRedis = createRedis(config.redis.topology, 'bulk');
+  const actionsRedis = createRedis(config.redis.topology, 'actions');
   const limiterRedis = createRedis(config.redis.topology, 'limiter');
-  const queueRedis = createRedis(config.redis.topology, 'failFast');
+  const queueRedis = createRedis(config.redis.topology, 'queue');
   const keys = keysFor(config.keyPrefix);
   const ack = WriteAck.open(config.redis, keys);
-  const actionStore = new ActionStore(bulkRedis, keys, config.action.ttlSeconds, ack);
+  const actionStore = new ActionStore(actionsRedis, keys, config.action.ttlSeconds, ack);
   const authGate = new AuthGate(config.auth, new AuthStore(redis, keys, ack));
   const realtime = new Realtime({ config, log, store: actionStore, limiterRedis, authGate });
   let draining = false;
@@ -53,7 +53,7 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
       redisAnswers: async () =>
         realtime.serving() &&
         ack.ready() &&
-        (await Promise.all([redisServes(redis), redisServes(bulkRedis)])).every(Boolean),
+        (await Promise.all([redisServes(redis), redisServes(actionsRedis)])).every(Boolean),
     },
   });
   app.on('error', (err: unknown) => {
@@ -66,13 +66,13 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
     // Node enforces requestTimeout only when it checks connections; check often enough to honour it.
     requestTimeout: config.requestTimeoutMs,
     connectionsCheckingInterval: Math.min(30_000, config.requestTimeoutMs / 2),
-    // The front door refuses those in the error envelope (Node's own refusal is a bare 400).
+    // The raw request guard refuses those in the error envelope (Node's own refusal is a bare 400).
     requireHostHeader: false,
     ServerResponse: RelayResponse,
   });
   const handle = app.callback();
   // Koa's handler answers its own errors: its promise never rejects.
-  const front = new FrontDoor(server, (req, res) => void handle(req, res));
+  const guard = new RawRequestGuard(server, (req, res) => void handle(req, res));
   server.headersTimeout = Math.min(15_000, config.requestTimeoutMs);
   answerClientErrors(server, log);
   // Longer than common load balancers' idle timeout (60 s), so they close first and never reuse a dead socket.
@@ -81,7 +81,7 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
   log.info('api listening', { host: config.host, port: Number(new URL(url).port) });
   // In the background: with Redis away at start-up, the REST API answers (503s) meanwhile.
   void realtime
-    .attachWhenReady(front)
+    .attachWhenReady(guard)
     .catch((err: unknown) => log.error('sockets could not be served', errorFields(err)));
 
   return {
@@ -109,7 +109,7 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
       await realtime.closeAdapter();
       await Promise.allSettled([
         redis.quit(),
-        bulkRedis.quit(),
+        actionsRedis.quit(),
         limiterRedis.quit(),
         queueRedis.quit(),
         ack.close(),

@@ -9,8 +9,8 @@ import { corsPolicy } from './core/http/cors.js';
 import { sharedLimiter } from './core/limits/limiters.js';
 import { GlobalLimit } from './core/limits/rate-limit.js';
 import { rateLimit, writeBudget } from './core/limits/rate-limit-middleware.js';
-import { requestFrame } from './core/http/request-frame.js';
-import { createRouter, foldsRateLimit, isV1, unmatched } from './core/http/routing.js';
+import { outerMiddleware } from './core/http/outer-middleware.js';
+import { createRouter, consumesLimitInScript, isV1, unmatched } from './core/http/routing.js';
 import type { Logger } from './core/log.js';
 import type { RedisClient } from './core/redis/clients.js';
 import { partnerRegistry } from './partners/index.js';
@@ -50,7 +50,7 @@ export interface ApiDeps {
   ack: WriteAck;
   readiness: Readiness;
   /**
-   * The pair's mailbox, shared with the socket replay. On its own fail-fast client (`bulk`): megabyte payloads
+   * The pair's mailbox, shared with the socket replay. On its own fail-fast client (`actions`): megabyte payloads
    * go through it, so a flood of large reads queues behind itself, never in front of other requests' commands.
    */
   actionStore: ActionStore;
@@ -162,9 +162,9 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
     windowSeconds,
   );
 
-  app.use(requestFrame(log, config.connections, deps.readiness));
+  app.use(outerMiddleware(log, config.connections, deps.readiness));
   app.use(corsPolicy(config.corsOrigins));
-  app.use(rateLimit(globalLimit, isV1, foldsRateLimit(ROUTES)));
+  app.use(rateLimit(globalLimit, isV1, consumesLimitInScript(ROUTES)));
   app.use(unmatched(router));
   app.use(successAnswers(bareRoutes(config.apiProfile)));
   app.use(router.routes());

@@ -2,6 +2,7 @@ import { startApi } from './api.js';
 import { loadConfig, type RelayConfig as Config } from './config.js';
 import { ConfigError } from './core/config/config.js';
 import { captureConsole } from './core/capture-console.js';
+import { checkPatchedLibraries } from './core/library-patches.js';
 import { createLogger, errorFields, type Logger } from './core/log.js';
 import { startMetricsServer } from './core/metrics.js';
 import { logRedisOutages } from './core/redis/clients.js';
@@ -25,6 +26,7 @@ function configOrExit(): Config {
   }
 }
 
+checkPatchedLibraries();
 const config = configOrExit();
 const log = createLogger(
   config.logLevel,

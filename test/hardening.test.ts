@@ -346,7 +346,7 @@ describe('HTTP hardening', () => {
           api.url,
           `POST /v1/action HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: ${encoding}\r\n\r\n${JSON.stringify(action)}`,
         );
-      // Node's parser emits these requests, then fails on their bodies: the front door refuses them.
+      // Node's parser emits these requests, then fails on their bodies: the raw request guard refuses them.
       for (const encoding of ['xchunked', 'gzip', 'identity']) {
         const reply = await send(encoding);
         expectRawEnvelope(
@@ -714,7 +714,7 @@ describe('HTTP hardening', () => {
             if (parseReplies(Buffer.concat(chunks)).length === 1) resolve(Buffer.concat(chunks));
           });
         });
-        // Taken once the request reached the app (after the front door's checks).
+        // Taken once the request reached the app (after the raw request guard's checks).
         const received = new Promise((resolve) =>
           narrow.handle.server.once('request', () => setTimeout(resolve, 0)),
         );

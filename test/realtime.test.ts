@@ -387,29 +387,6 @@ for (const profile of API_PROFILES) {
         ]);
       });
 
-      it('records stored by the previous release (no id) are replayed too, each once per connection', async () => {
-        const old = (type: string, ageMs: number) => ({
-          ...action('r6', type),
-          createdAt: new Date(Date.now() - ageMs).toISOString(),
-          expiresAt: new Date(Date.now() + 60_000).toISOString(),
-        });
-        const first = old('tx', 2000);
-        await redis().set('relay:action:r6', JSON.stringify(first), 'EX', 60);
-        const [key] = await joined('r6', [{ api: a, side: 'key' }]);
-        await waitFor('the replay', () => key!.received.length === 1);
-        const second = old('wksigningrequest', 1000);
-        await redis().set('relay:action:r6', JSON.stringify(second), 'EX', 60);
-        const before = await joinsHandled();
-        key!.socket.emit('join', { wkIdentity: 'r6' });
-        key!.socket.emit('join', { wkIdentity: 'r6' });
-        await joinsSettled(before, 2);
-        await waitFor('the second replay', () => key!.received.length === 2);
-        expect(key!.received).to.deep.equal([
-          { event: 'tx', data: first },
-          { event: 'wksigningrequest', data: second },
-        ]);
-      });
-
       it('skips an expired record, a wallet-bound record, and the wallet path replays nothing', async () => {
         const expired = {
           ...action('r3', 'tx'),

@@ -9,11 +9,7 @@ import { RELEASE_MS, settlesWithin, type RoleHandle } from '../src/core/role.js'
 const SHUTDOWN = 'worker shutting down';
 
 /** One line per worker error (not lost connections), stall and failed attempt, with the job's id and `describe`'s fields (no data). */
-export function logWorkerEvents<T>(
-  worker: Worker<T>,
-  log: Logger,
-  describe: (job: Job<T>) => LogFields,
-): void {
+function logWorkerEvents<T>(worker: Worker<T>, log: Logger, describe: (job: Job<T>) => LogFields): void {
   const name = worker.name;
   logBullErrors(worker, `${name} worker`, log);
   worker.on('stalled', (jobId) => log.warn(`${name} job stalled; it goes back to the queue`, { jobId }));
@@ -63,7 +59,7 @@ export function deliveryProcessor<T, R>(
  * them as stalled. The caller must then leave the worker's connection to the exiting process: closing it under a
  * running BullMQ worker makes it retry in a tight loop (it skips its retry delay while closing).
  */
-export async function closeWorker(worker: Worker, graceMs: number, log: Logger): Promise<boolean> {
+async function closeWorker(worker: Worker, graceMs: number, log: Logger): Promise<boolean> {
   const abort = setTimeout(() => worker.cancelAllJobs(SHUTDOWN), graceMs);
   const closed = await settlesWithin(worker.close(), graceMs + RELEASE_MS);
   clearTimeout(abort);

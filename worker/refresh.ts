@@ -27,7 +27,7 @@ export async function startRefresh(config: Config, log: Logger): Promise<RoleHan
     return { stop: async () => {} };
   }
   const storeRedis = createRedis(config.redis.topology, 'store');
-  const producer = createRedis(config.redis.topology, 'failFast');
+  const producer = createRedis(config.redis.topology, 'queue');
   const consumer = createRedis(config.redis.topology, 'worker');
   const jobs = refreshJobs(config, log, new MarketStore(storeRedis, keysFor(config.keyPrefix)));
 

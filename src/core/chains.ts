@@ -22,13 +22,8 @@ export const SOLANA_CHAINS = ['solMainnet', 'solDevnet'] as const;
 /** UTXO chains whose fees come from a mempool-compatible API; the others use configured values. */
 export const MEMPOOL_FEE_CHAINS: readonly string[] = ['btc', 'ltc'];
 
-export type UtxoChain = (typeof UTXO_CHAINS)[number];
 export type EvmChain = (typeof EVM_CHAINS)[number];
 
 export function isEvmChain(chain: string): chain is EvmChain {
   return (EVM_CHAINS as readonly string[]).includes(chain);
-}
-
-export function isUtxoChain(chain: string): chain is UtxoChain {
-  return (UTXO_CHAINS as readonly string[]).includes(chain);
 }

@@ -9,7 +9,7 @@ import got, {
 } from 'got';
 
 /** Larger answers than this are cut off: no provider answer we use comes near it. */
-export const MAX_RESPONSE_BYTES = 1024 * 1024;
+const MAX_RESPONSE_BYTES = 1024 * 1024;
 
 /** Cancels an answer once it passes MAX_RESPONSE_BYTES (got then rejects with a RequestError, ERR_CANCELED). */
 function capResponse<T extends GotReturn>(options: Options, next: (options: Options) => T): T {

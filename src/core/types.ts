@@ -15,7 +15,7 @@ export interface SyncRecord {
   xpubSignature?: string;
 }
 
-export interface Utxo {
+interface Utxo {
   txid: string;
   vout: number | string;
   scriptPubKey?: string;

@@ -77,9 +77,10 @@ function importKey(publicKey: Uint8Array): KeyObject {
 
 /**
  * Whether `rs` (64 bytes, r ‖ s) is an ECDSA signature over secp256k1 of the BIP-137 digest of `message` by
- * `publicKey` (33 bytes, compressed). OpenSSL through node:crypto: three times cheaper per call than
- * @noble/curves for a key seen the first time, more for a known one (docs/benchmarks.md). High-S is accepted: the apps'
- * signatures are recoverable compact ones, and replays are refused by the nonce, never by the signature's bytes.
+ * `publicKey` (33 bytes, compressed). OpenSSL through node:crypto: cheaper per call than
+ * @noble/curves, for a key seen the first time and more so for a known one (docs/benchmarks.md). High-S is
+ * accepted: the apps' signatures are recoverable compact ones, and replays are refused by the nonce, never by
+ * the signature's bytes.
  */
 export function verifyMessage(message: Uint8Array, rs: Uint8Array, publicKey: Uint8Array): boolean {
   try {

@@ -12,7 +12,7 @@ import { p2pkhAddress, p2wshProgram, sha256, verifyMessage } from './bitcoin.js'
  */
 
 /** The four fields a signing app adds to a body or a join; never stored, echoed or logged. */
-export const CREDENTIAL_FIELDS = ['signature', 'message', 'publicKey', 'witnessScript'] as const;
+const CREDENTIAL_FIELDS = ['signature', 'message', 'publicKey', 'witnessScript'] as const;
 /** A request carries a credential when all of these are present; some of them is a partial credential. */
 export const SIGNING_FIELDS = ['signature', 'message', 'publicKey'] as const;
 

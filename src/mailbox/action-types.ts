@@ -1,4 +1,3 @@
-
 /**
  * The one table of what varies by action type (docs/api.md#action-types): which app it is for, whether a key
  * app that joins late gets it replayed, and the generic push text. The socket emitter, the replay on join and

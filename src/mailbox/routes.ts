@@ -84,7 +84,7 @@ export const actionRead = {
   data: 'ActionRecord',
   bareForApps: true,
   errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
-  foldsRateLimit: true,
+  consumesLimitInScript: true,
 } satisfies RouteSpec;
 
 /**
@@ -114,7 +114,7 @@ export function actionRoutes(
       });
     // The emit runs after this handler's awaits (setImmediate), so it never delays or fails the answer.
     events.stored(record, json);
-    // A push that could not be announced never fails a stored action: the socket event and GET deliver it.
+    // A push intent that could not be appended never fails a stored action: the socket event and GET deliver it.
     if (intentMissed !== undefined) {
       recordPushEnqueueMiss();
       ctx.state.log.warn('push intent not appended', {

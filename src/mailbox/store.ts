@@ -7,10 +7,6 @@ import type { Keys } from '../core/redis/keys.js';
 import { defineScript, readScript } from '../core/redis/scripts.js';
 import type { WriteAck } from '../core/redis/write-ack.js';
 
-/**
- * One mailbox per wallet–key pair. A POST replaces the mailbox; reads never delete (both apps read it), so
- * whatever is left disappears with the key's TTL.
- */
 const LIMITED_READ = readScript(new URL('lua/read-limited-2.lua', import.meta.url));
 const REPLACE_GUARDED = readScript(new URL('lua/replace-guarded-2.lua', import.meta.url));
 
@@ -33,6 +29,10 @@ export interface SavedAction {
   intentMissed?: unknown;
 }
 
+/**
+ * One mailbox per wallet–key pair. A POST replaces the mailbox; reads never delete (both apps read it), so
+ * whatever is left disappears with the key's TTL.
+ */
 export class ActionStore {
   private readonly limitedRead;
   private readonly replaceGuarded;
@@ -54,21 +54,20 @@ export class ActionStore {
   }
 
   /**
-   * Stores the record and, with `announce`, appends its push intent in the same round trip: the worker's intake
+   * Stores the record and, with `appendPushIntent`, its push intent in the same round trip: the worker's intake
    * turns intents into push jobs, so the write path pays one command, not BullMQ's job. An intent must never
    * reach Redis before the record it names (the worker would find the mailbox without it and skip the push): on
    * one connection (a single Redis, a Sentinel master) commands run in the order sent, so both go at once; on a
    * cluster the stream may live on another node, so the intent waits for the write's answer there. Two plain
-   * commands rather than one script: a script saved the API about 5 µs but cost Redis, the part that does not
-   * scale out, 8 µs more per write (docs/benchmarks.md). With REDIS_WAIT_REPLICAS the intent is replicated like
-   * the record.
+   * commands rather than one script: a script costs Redis, the part that does not scale out, more per write than
+   * it saves the API (docs/benchmarks.md). With REDIS_WAIT_REPLICAS the intent is replicated like the record.
    */
-  save(record: ActionRecord, announce: boolean, origin: WriteOrigin): Promise<SavedAction> {
+  save(record: ActionRecord, appendPushIntent: boolean, origin: WriteOrigin): Promise<SavedAction> {
     const key = this.keys.action(record.wkIdentity);
     // A pair's saves resolve in the order they were sent to Redis (the order its mailbox took them), whatever
     // each one's round trips: the events that follow them must not overtake each other.
     const previous = this.inOrder.get(key);
-    const saved = this.write(record, announce, origin);
+    const saved = this.write(record, appendPushIntent, origin);
     const result = previous ? Promise.all([saved, previous]).then(([done]) => done) : saved;
     const settled = result.then(
       () => undefined,
@@ -81,23 +80,27 @@ export class ActionStore {
     return result;
   }
 
-  private async write(record: ActionRecord, announce: boolean, origin: WriteOrigin): Promise<SavedAction> {
+  private async write(
+    record: ActionRecord,
+    appendPushIntent: boolean,
+    origin: WriteOrigin,
+  ): Promise<SavedAction> {
     const json = JSON.stringify(record);
     const key = this.keys.action(record.wkIdentity);
     const mark = this.keys.actionVerified(record.wkIdentity);
     const stored = this.replace(key, mark, json, origin);
     // An unguarded write may be refused: its intent waits for the write's answer, as on a cluster.
-    if (announce && (this.redis instanceof Cluster || origin === 'unguarded')) await stored;
+    if (appendPushIntent && (this.redis instanceof Cluster || origin === 'unguarded')) await stored;
     const [, intentMissed] = await Promise.all([
       stored,
-      announce
+      appendPushIntent
         ? this.appendIntent(record).then(
             () => undefined,
             (err: unknown) => err ?? new Error('XADD failed'),
           )
         : undefined,
     ]);
-    const appended = announce && intentMissed === undefined;
+    const appended = appendPushIntent && intentMissed === undefined;
     await this.ack.confirm(key, mark, ...(appended ? [this.keys.pushIntents] : []));
     return { json, intentMissed };
   }
@@ -113,7 +116,7 @@ export class ActionStore {
     }
   }
 
-  /** Entries older than any action can live announce nothing any more: each append trims them. */
+  /** Entries older than any action can live name no record any more: each append trims them. */
   private appendIntent(record: ActionRecord) {
     const minId = Date.now() - this.ttlSeconds * 1000;
     return this.redis.xadd(this.keys.pushIntents, 'MINID', minId, '*', ...intentFields(record));
@@ -132,7 +135,7 @@ export class ActionStore {
   /** readJson as work the global rate limit can run in its own script (GlobalLimit.around). */
   recordRead(wkIdentity: string): LimitedWork<string | null> {
     const key = this.keys.action(wkIdentity);
-    const alone = () => this.redis.get(key);
-    return { redis: this.redis, script: this.limitedRead, keys: [key], args: [], alone };
+    const unlimited = () => this.redis.get(key);
+    return { redis: this.redis, script: this.limitedRead, keys: [key], args: [], unlimited };
   }
 }

@@ -10,7 +10,6 @@ import type { TokenInfoService } from './token-info.js';
 
 const parseTokenParams = validator<{ network: string; address: string }>('params', tokenInfoParams);
 
-/** Served from Redis only: the worker refreshes rates and fees; token metadata is fetched once, then cached. */
 /**
  * With MARKET_REFRESH=off nothing will ever fetch them, so "retry shortly" would be a lie: the 503 says why and
  * has no Retry-After.
@@ -51,6 +50,7 @@ export const tokenInfoRead = {
   errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
 } satisfies RouteSpec;
 
+/** Served from Redis only: the worker refreshes rates and fees; token metadata is fetched once, then cached. */
 export function marketRoutes(
   router: Router<RelayState>,
   store: MarketStore,

@@ -32,8 +32,8 @@ export interface TokenInfo extends TokenMetadata {
 /** A cache hit: the token, or the remembered answer that the address is not a token. */
 export type CachedToken = { found: true; token: TokenInfo } | { found: false };
 
-export const TOKEN_FOUND_TTL_SECONDS = 24 * 3600;
-export const TOKEN_NOT_FOUND_TTL_SECONDS = 10 * 60;
+const TOKEN_FOUND_TTL_SECONDS = 24 * 3600;
+const TOKEN_NOT_FOUND_TTL_SECONDS = 10 * 60;
 
 interface Stamped<T> {
   values: T;

@@ -81,7 +81,7 @@ export const syncRead = {
   data: 'SyncRecord',
   bareForApps: true,
   errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
-  foldsRateLimit: true,
+  consumesLimitInScript: true,
 } satisfies RouteSpec;
 
 /**

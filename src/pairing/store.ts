@@ -49,7 +49,7 @@ export class SyncStore {
   recordRead(walletIdentity: string): LimitedWork<string | null> {
     const key = this.keys.sync(walletIdentity);
     const grace = this.lifecycle.readGraceSeconds;
-    const alone = () => (grace === 0 ? this.redis.getdel(key) : this.readWithGrace([key], [grace]));
-    return { redis: this.redis, script: this.limitedRead, keys: [key], args: [grace], alone };
+    const unlimited = () => (grace === 0 ? this.redis.getdel(key) : this.readWithGrace([key], [grace]));
+    return { redis: this.redis, script: this.limitedRead, keys: [key], args: [grace], unlimited };
   }
 }

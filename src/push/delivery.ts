@@ -24,7 +24,7 @@ export class PushRetryError extends Error {
 }
 
 /**
- * Exponential backoff with jitter (half to all of base·2ⁿ, the base stored on the job by the API), stretched to
+ * Exponential backoff with jitter (half to all of base·2ⁿ, the base stored on the job by the push intake), stretched to
  * the provider's Retry-After when it asked for a longer pause.
  */
 export function pushBackoff(attemptsMade: number, _type?: string, err?: Error, job?: MinimalJob): number {
@@ -35,7 +35,7 @@ export function pushBackoff(attemptsMade: number, _type?: string, err?: Error, j
   return Math.round(Math.max(exponential, asked));
 }
 
-/** The job announces one stored record: once the mailbox holds another one (the reply came) or none, it is moot. */
+/** The job is about one stored record: once the mailbox holds another one (the reply came) or none, it is moot. */
 function skipReason(stored: string | null, job: PushJob, nowMs: number): SkipReason | undefined {
   if (Date.parse(job.expiresAt) <= nowMs) return 'expired';
   if (stored === null) return 'expired';

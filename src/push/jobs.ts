@@ -11,12 +11,12 @@ export const PUSH_QUEUE = 'push';
 export const PUSH_BACKOFF = 'push';
 
 /**
- * A job names the stored record it announces, not its contents: the worker re-reads the mailbox and sends only
+ * A job names the stored record it is about, not its contents: the worker re-reads the mailbox and sends only
  * while this very record is still there. `done` holds hashes of the tokens already dealt with (sent, removed or
  * failed for good), so a retry goes only to the tokens that failed temporarily.
  */
 export interface PushJob {
-  /** The announced record's id. */
+  /** The id of the record it is about. */
   id: string;
   wkIdentity: string;
   action: string;

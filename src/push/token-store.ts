@@ -6,7 +6,7 @@ import { defineScript, readScript } from '../core/redis/scripts.js';
 import type { WriteAck } from '../core/redis/write-ack.js';
 
 /** docs/api.md#push-tokens--post-v1token: at most this many tokens per identity and side; the oldest registrations are dropped. */
-export const MAX_TOKENS_PER_SIDE = 100;
+const MAX_TOKENS_PER_SIDE = 100;
 export const TOKEN_TTL_SECONDS = 180 * 24 * 3600;
 
 /** The oldest registration time (ms, a sorted set's score) of a token still within the TTL. */

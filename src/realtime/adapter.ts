@@ -18,16 +18,17 @@ export function adapterClients(topology: RedisTopology): AdapterClients {
 
 /**
  * One channel prefix per path: both servers use the default namespace, so under one prefix a key event would
- * reach wallet sockets on the other pods (and back). Channels: `<prefix>#/#` and, per room, `<prefix>#/#<room>#`.
+ * reach wallet sockets on the other pods (and back). Channels: `<prefix>#/#`, and each pod's response channel `<prefix>#/#<pod uid>#`.
  */
 export function channelPrefix(keyPrefix: string, side: Side): string {
   return `${keyPrefix}socket:${side}`;
 }
 
 /**
- * Sharded pub/sub (SSUBSCRIBE/SPUBLISH, Redis 7), so it keeps working on Redis Cluster. Only small notices cross
- * it (emitter.ts), so one channel per path serves every pod: per-room channels (the sharded adapter's default
- * "dynamic" mode) would cost a subscription per joined pair and carry nothing.
+ * Sharded pub/sub (SSUBSCRIBE/SPUBLISH, Redis 7), so it keeps working on Redis Cluster. Every stored action
+ * record crosses it, batched into notices (emitter.ts), and a pod without a socket of a record's room skips it
+ * unparsed: one channel per path serves every pod, where per-room channels (the sharded adapter's default
+ * "dynamic" mode) would cost a subscription per joined pair.
  */
 export function shardedAdapter(clients: AdapterClients, keyPrefix: string, side: Side) {
   const create = createShardedAdapter(clients.pub, clients.sub, {

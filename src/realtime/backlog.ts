@@ -1,22 +1,8 @@
+import { engineConnection } from '../core/library-patches.js';
 import type { Logger } from '../core/log.js';
 import { socketMetrics } from '../core/metrics.js';
 import { closeTransport } from './transport.js';
 import type { RelaySocket, SocketBacklogs } from './types.js';
-
-/** What the backlog reads of an engine.io connection; engine.io's types keep these members private. */
-interface EngineConnection {
-  /** Packets waiting for the transport to take them (it takes none while its last send is unwritten). */
-  writeBuffer: { data?: unknown }[];
-  transport: EngineTransport;
-  on(event: 'upgrade', listener: (transport: EngineTransport) => void): unknown;
-}
-
-interface EngineTransport {
-  name: string;
-  /** The `ws` connection of the websocket transport: its bufferedAmount is what the kernel has not taken. */
-  socket?: { bufferedAmount: number };
-  on(event: 'ready', listener: () => void): unknown;
-}
 
 const sizeOf = (data: unknown) =>
   typeof data === 'string' ? data.length : data instanceof Uint8Array ? data.byteLength : 0;
@@ -44,7 +30,7 @@ export class Backlogs implements SocketBacklogs {
 
   /** Counts a new socket's backlog until it disconnects. */
   watch(socket: RelaySocket): void {
-    const conn = socket.conn as unknown as EngineConnection;
+    const conn = engineConnection(socket);
     const written = () => this.sent(socket);
     conn.transport.on('ready', written);
     conn.on('upgrade', (transport) => transport.on('ready', written));
@@ -80,7 +66,7 @@ export class Backlogs implements SocketBacklogs {
   }
 
   private measure(socket: RelaySocket): number {
-    const conn = socket.conn as unknown as EngineConnection;
+    const conn = engineConnection(socket);
     let bytes = conn.transport.name === 'websocket' ? (conn.transport.socket?.bufferedAmount ?? 0) : 0;
     for (const packet of conn.writeBuffer) bytes += sizeOf(packet.data);
     this.podBytes += bytes - (this.held.get(socket) ?? 0);

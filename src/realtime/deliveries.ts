@@ -23,8 +23,7 @@ export function sendOnce(
   bytes: number,
   delivery: Delivery,
 ): void {
-  // Records stored by the previous release (until their TTL after an upgrade) have no id.
-  const id = record.id ?? `${record.createdAt}\n${record.action}`;
+  const { id } = record;
   const admitted = sockets.filter(
     (socket) => !(socket.data.delivered?.has(id) ?? false) && socket.data.backlogs.admit(socket, bytes),
   );

@@ -28,8 +28,8 @@ interface Stored {
  * (docs/api.md#delivery-and-replay).
  *
  * The notice carries the records themselves (their stored JSON text, so the storing pod serializes nothing
- * again): a pod that looked a record up in the mailbox instead lost every record a later POST had replaced by
- * the time the notice arrived, and an acknowledged request must reach every socket of the room even then. The
+ * again): a pod that looked the record up in the mailbox would miss every record a later POST replaced before
+ * the notice arrived, and an acknowledged request must reach every socket of the room even then. The
  * cost on the write path is measured in docs/benchmarks.md.
  */
 export class ActionEmitter {

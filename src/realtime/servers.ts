@@ -1,4 +1,4 @@
-import type { Server as HttpServer, IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { RedisClient } from '../core/redis/clients.js';
 import { Server } from 'socket.io';
 import { REPLAY_SIDE } from '../mailbox/index.js';
@@ -6,7 +6,8 @@ import { SIDES, type Side } from '../core/sides.js';
 import type { AuthGate } from '../identity/index.js';
 import type { Config } from '../core/config/config.js';
 import { clientIp, ipBucket } from '../core/http/client-ip.js';
-import type { FrontDoor } from '../core/http/front-door.js';
+import { attachToEmitter } from '../core/library-patches.js';
+import type { RawRequestGuard } from '../core/http/raw-request-guard.js';
 import { sharedLimiter } from '../core/limits/limiters.js';
 import { consumeOrReject } from '../core/limits/rate-limit.js';
 import { errorFields, type Logger } from '../core/log.js';
@@ -83,7 +84,7 @@ export class Realtime {
    * Attaches both servers once the adapter's connections are ready, so a pod never holds sockets that events
    * stored through other pods cannot reach. Until then the REST API serves alone and readiness stays 503.
    */
-  async attachWhenReady(front: FrontDoor): Promise<void> {
+  async attachWhenReady(guard: RawRequestGuard): Promise<void> {
     while (!this.stopping) {
       try {
         await Promise.all([
@@ -113,8 +114,9 @@ export class Realtime {
     );
     for (const side of SIDES) {
       const io = this.socketServer(side);
-      // Not the HTTP server itself: the front door checks requests and upgrades before they reach an engine.
-      io.attach(front.sockets as unknown as HttpServer);
+      // Not the HTTP server itself: the raw request guard checks requests and upgrades before they reach an
+      // engine.
+      attachToEmitter(io, guard.sockets);
       io.engine.on('connection', (connection: RelaySocket['conn']) => this.cap.track(connection));
       const replay = side === REPLAY_SIDE ? new Replay(this.deps.store, this.deps.log) : undefined;
       io.on('connection', (socket: RelaySocket) => {
@@ -139,7 +141,7 @@ export class Realtime {
       this.servers.push(io);
     }
     const sideOf = (url: string) => SIDES.find((side) => url.startsWith(`/v1/socket/${side}/`));
-    front.serveSockets({
+    guard.serveSockets({
       owns: (url) => sideOf(url) !== undefined,
       admitHandshake: async (req) => {
         try {
@@ -193,7 +195,8 @@ export class Realtime {
       ...LIMITS,
       // A session that never connects to the namespace (an abandoned handshake) gives its SOCKETS_PER_IP slot back.
       connectTimeout: this.deps.config.socketHandshakes.connectTimeoutMs,
-      // Upgrades to other paths are the front door's (an engine would close them unanswered after a second).
+      // Upgrades to other paths are the raw request guard's (an engine would close them unanswered after a
+      // second).
       destroyUpgrade: false,
       cors: { origin: origins, methods: ['GET', 'POST'] },
       adapter: shardedAdapter(this.clients, this.deps.config.keyPrefix, side),

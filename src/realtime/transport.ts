@@ -1,10 +1,5 @@
+import { engineConnection } from '../core/library-patches.js';
 import type { RelaySocket } from './types.js';
-
-/** engine.io's connection, as far as closing it goes (its types keep the transport's `ws` private). */
-interface EngineConnection {
-  close(discard: boolean): unknown;
-  transport: { name: string; socket?: { terminate(): void } };
-}
 
 /**
  * Closes a socket's connection without a socket.io disconnect packet, dropping what it has not read: the client
@@ -12,7 +7,7 @@ interface EngineConnection {
  * again.
  */
 export function closeTransport(socket: RelaySocket): void {
-  const conn = socket.conn as unknown as EngineConnection;
+  const conn = engineConnection(socket);
   const { transport } = conn;
   conn.close(true);
   // A WebSocket's close handshake would wait behind the frames the client has not read (up to 30 s).

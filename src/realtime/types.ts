@@ -2,7 +2,7 @@ import type { DefaultEventsMap, Server, Socket } from 'socket.io';
 import type { Side } from '../core/sides.js';
 
 /** What the relay keeps per socket. */
-export interface SocketData {
+interface SocketData {
   /** The path the socket is on. */
   side: Side;
   /** The client address by the HTTP rule (TRUST_PROXY_HOPS; IPv6: its /64), for the per-IP join budget. */

@@ -6,10 +6,10 @@ import { KEEP_FAILED_SECONDS } from '../core/queue/prefix.js';
 /** BullMQ queue of the support forms; its keys are `<KEY_PREFIX>{bull:support}:support:…` (see queuePrefix). */
 export const SUPPORT_QUEUE = 'support';
 
-export const TICKET_TYPES = ['Question', 'Incident', 'Problem', 'Feature Request'] as const;
+const TICKET_TYPES = ['Question', 'Incident', 'Problem', 'Feature Request'] as const;
 export type TicketType = (typeof TICKET_TYPES)[number];
 
-export interface TicketJob {
+interface TicketJob {
   kind: 'ticket';
   subject: string;
   description: string;
@@ -17,7 +17,7 @@ export interface TicketJob {
   email: string;
 }
 
-export interface ContactJob {
+interface ContactJob {
   kind: 'contact';
   name: string;
   email: string;

@@ -11,7 +11,7 @@ interface RoutedContext {
  * The route template is the matched route with its parameters left out, so identities stay out of logs too.
  * A known path asked with the wrong method (405) counts under its route; only unknown paths are `unmatched`.
  */
-export function routeTemplate(ctx: object): string {
+function routeTemplate(ctx: object): string {
   const { _matchedRoute: route, matched } = ctx as RoutedContext;
   if (typeof route === 'string') return route;
   const layer = matched?.findLast((candidate) => candidate.methods.length > 0);
@@ -23,7 +23,7 @@ const PROBES = new Set(['/healthz', '/readyz']);
 
 /**
  * One line per request (method, route template, status, duration; never bodies, payloads or tokens) and the
- * request metrics, from one route lookup. Called by the request frame once the status is final.
+ * request metrics, from one route lookup. Called by the outer middleware once the status is final.
  */
 export function logRequest(ctx: RelayContext, ms: number): void {
   const route = routeTemplate(ctx);

@@ -131,11 +131,6 @@ const OPEN_ARRAY = 0x5b;
 const CLOSERS = new Set([0x5d, 0x7d]);
 
 /**
- * What makes JSON text exceed JSON_LIMITS, if anything: one pass counting brackets and commas outside strings.
- * No byte of a multi-byte UTF-8 character is ASCII, so none is taken for a quote, a bracket or a comma;
- * malformed text is left for JSON.parse to refuse.
- */
-/**
  * Where the string opened at `start` ends: the next quote not escaped by an odd run of backslashes, found with
  * the native byte search (payloads are megabyte strings), or -1.
  */
@@ -149,6 +144,11 @@ function stringEnd(bytes: Buffer, start: number): number {
   }
 }
 
+/**
+ * What makes JSON text exceed JSON_LIMITS, if anything: one pass counting brackets and commas outside strings.
+ * No byte of a multi-byte UTF-8 character is ASCII, so none is taken for a quote, a bracket or a comma;
+ * malformed text is left for JSON.parse to refuse.
+ */
 function overLimits(bytes: Buffer): string | undefined {
   // Per open array or object: its fields so far (objects), or -1 (arrays, whose length only `values` bounds).
   const open: number[] = [];

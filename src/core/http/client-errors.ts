@@ -29,7 +29,7 @@ function parserErrorAnswer(code: string | undefined, inBody: boolean): AppError 
   }
 }
 
-export interface Refusal {
+interface Refusal {
   status: number;
   headers: Record<string, string | number>;
   body: string;
@@ -39,7 +39,7 @@ export interface Refusal {
  * An answer written outside Koa (the server refusing a request before or instead of the app), in the envelope
  * (docs/api.md#envelope-and-errors) with the headers Koa's answers carry. The connection closes after it: what follows on it cannot be trusted.
  */
-export function refusal(err: AppError, requestId: string = randomUUID()): Refusal {
+function refusal(err: AppError, requestId: string = randomUUID()): Refusal {
   const body = JSON.stringify(envelope(err, requestId));
   return {
     status: err.status,
@@ -70,11 +70,11 @@ export function writeRefusal(res: ServerResponse, err: AppError, requestId?: str
 }
 
 /**
- * Calls `then` once no answer is owed on the connection: Node writes a connection's responses in order, the one
+ * Calls `then` once no response is pending on the connection: Node writes a connection's responses in order, the one
  * in progress in `_httpMessage` and the others queued behind it, each taking the socket when the one before
  * finishes. Gives up (destroying nothing itself) if the connection closes first.
  */
-function afterOwedAnswers(socket: Duplex, then: () => void): void {
+function afterPendingResponses(socket: Duplex, then: () => void): void {
   const current = currentResponse(socket);
   if (socket.destroyed) return;
   if (!current) {
@@ -82,7 +82,7 @@ function afterOwedAnswers(socket: Duplex, then: () => void): void {
     return;
   }
   // Node hands the socket to the next queued response in its own 'finish' listener, which runs before this one.
-  const again = () => setImmediate(() => afterOwedAnswers(socket, then));
+  const again = () => setImmediate(() => afterPendingResponses(socket, then));
   if (current.writableFinished) again();
   else current.once('finish', again).once('close', again);
 }
@@ -115,7 +115,7 @@ function answerThrough(res: ServerResponse, req: IncomingMessage, answer: AppErr
 
 /**
  * Requests Node rejects before Koa sees them (bad request line or headers, headers too large, too slow, an
- * Expect other than 100-continue) get the envelope too. Answers already owed on the connection (a valid request
+ * Expect other than 100-continue) get the envelope too. Responses already pending on the connection (a valid request
  * before the garbage, pipelined) are sent first, then the refusal, and the connection closes.
  */
 export function answerClientErrors(server: Server, log: Logger): void {
@@ -134,8 +134,8 @@ export function answerClientErrors(server: Server, log: Logger): void {
     if (incoming) {
       // A request cut off mid-body (a malformed chunk, a body too slow to arrive) is answered through its own
       // response while nothing of that is written, and the connection closes after it. An answer already
-      // complete (the front door's refusal of a framing it cannot read) is sent as it is. Otherwise (queued
-      // behind other answers, or half written) only closing the connection ends it.
+      // complete (the raw request guard's refusal of a framing it cannot read) is sent as it is. Otherwise
+      // (queued behind other answers, or half written) only closing the connection ends it.
       const current = currentResponse(socket);
       if (current?.req === incoming && !current.headersSent) {
         answerThrough(current, incoming, answer);
@@ -146,8 +146,8 @@ export function answerClientErrors(server: Server, log: Logger): void {
         return;
       }
     }
-    afterOwedAnswers(socket, () => {
-      // An owed answer that closes its connection (Connection: close, a refusal of its own) is the last word.
+    afterPendingResponses(socket, () => {
+      // A pending response that closes its connection (Connection: close, a refusal of its own) is the last word.
       if (!socket.writable) socket.destroy();
       else socket.end(rawRefusal(answer), () => socket.destroy());
     });

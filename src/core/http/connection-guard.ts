@@ -1,14 +1,14 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from '../log.js';
-import { AnswerSlots } from '../limits/ip-concurrency.js';
+import { IpConcurrencyLimit } from '../limits/ip-concurrency.js';
 
 export interface ConnectionLimits {
   /** A response not fully handed to the kernel this long after the app finished it closes its connection. */
   drainTimeoutMs: number;
   /** Requests one connection may have waiting or in progress at once (HTTP/1.1 pipelining). */
   maxInFlight: number;
-  /** Requests of one client address in progress at once, on all its connections (see AnswerSlots). */
+  /** Requests of one client address in progress at once, on all its connections (see IpConcurrencyLimit). */
   answersPerIp: number;
 }
 
@@ -32,7 +32,7 @@ function connectionOf(socket: Socket): Connection {
   return connection;
 }
 
-/** What the request frame tells the guard of one request. */
+/** What the outer middleware tells the guard of one request. */
 export interface GuardedRequest {
   res: ServerResponse;
   socket: Socket;
@@ -55,16 +55,16 @@ export interface Admission {
  * response. More than `maxInFlight` waiting closes the connection; so does a response whose bytes the peer
  * does not take within `drainTimeoutMs`. The kernel takes several megabytes of each connection's answers
  * before that timer can start, so across connections one address's answers in progress are capped too
- * (`answersPerIp`, AnswerSlots).
+ * (`answersPerIp`, IpConcurrencyLimit).
  *
  * The common request (nothing before it on its connection, a free slot) is admitted in the same tick and costs
  * one listener on its response: this runs for every request of the API.
  */
 export class ConnectionGuard {
-  private readonly slots: AnswerSlots;
+  private readonly ipConcurrency: IpConcurrencyLimit;
 
   constructor(private readonly limits: ConnectionLimits) {
-    this.slots = new AnswerSlots(limits.answersPerIp);
+    this.ipConcurrency = new IpConcurrencyLimit(limits.answersPerIp);
   }
 
   /**
@@ -103,18 +103,18 @@ export class ConnectionGuard {
         drain.unref();
       },
     };
-    const seated = (slot: () => void): Admission | undefined => {
+    const admitted = (slot: () => void): Admission | undefined => {
       release = slot;
       if (!socket.destroyed) return admission;
       slot();
       return undefined;
     };
     if (!waits) {
-      const slot = this.slots.acquire(request.bucket);
-      return slot instanceof Promise ? slot.then(seated) : seated(slot);
+      const slot = this.ipConcurrency.acquire(request.bucket);
+      return slot instanceof Promise ? slot.then(admitted) : admitted(slot);
     }
     return this.afterPrevious(connection, socket, request.bucket).then((slot) =>
-      slot ? seated(slot) : undefined,
+      slot ? admitted(slot) : undefined,
     );
   }
 
@@ -124,6 +124,6 @@ export class ConnectionGuard {
     bucket: string,
   ): Promise<(() => void) | undefined> {
     await Promise.race([new Promise<void>((resolve) => connection.waiting.push(resolve)), connection.closed]);
-    return socket.destroyed ? undefined : this.slots.acquire(bucket);
+    return socket.destroyed ? undefined : this.ipConcurrency.acquire(bucket);
   }
 }

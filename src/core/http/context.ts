@@ -1,4 +1,5 @@
 import type { Middleware, ParameterizedContext } from 'koa';
+import { matchedRoute } from '../library-patches.js';
 import type { Logger } from '../log.js';
 import type { RequestLimit } from '../limits/rate-limit.js';
 
@@ -42,7 +43,7 @@ export function successAnswers(bare: ReadonlySet<string>): Middleware<RelayState
     await next();
     const data = ctx.state.data;
     if (data === undefined) return;
-    const route = `${ctx.method === 'HEAD' ? 'GET' : ctx.method} ${(ctx as { _matchedRoute?: string })._matchedRoute}`;
+    const route = `${ctx.method === 'HEAD' ? 'GET' : ctx.method} ${matchedRoute(ctx)}`;
     // Setting the type first keeps Koa from guessing one for a string body.
     ctx.set('Content-Type', JSON_TYPE);
     ctx.body = bare.has(route) ? data : `{"success":true,"data":${data}}`;

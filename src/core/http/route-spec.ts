@@ -43,7 +43,7 @@ export interface RouteSpec<Signed extends string = never> {
   /** A write an app may sign: the route whose purpose word and mode apply (docs/api.md#identity-signed-requests). */
   signedAs?: Signed;
   /** A record read that consumes the global rate limit inside its own Redis script (`ctx.state.limit`). */
-  foldsRateLimit?: true;
+  consumesLimitInScript?: true;
 }
 
 /** The router's spelling of a route's path: `/v1/sync/:id`. */

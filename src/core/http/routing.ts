@@ -17,11 +17,11 @@ export function isV1(path: string): boolean {
  * own Redis script (one round trip per poll instead of two); HEAD is answered by the GET route. A path
  * parameter matches as the router's does: one or more characters other than `/`.
  */
-export function foldsRateLimit(
+export function consumesLimitInScript(
   routes: readonly RouteSpec<string>[],
 ): (ctx: { method: string; path: string }) => boolean {
   const paths = routes
-    .filter((route) => route.method === 'get' && route.foldsRateLimit === true)
+    .filter((route) => route.method === 'get' && route.consumesLimitInScript === true)
     .map((route) => route.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+'));
   const reads = new RegExp(`^(?:${paths.join('|')})$`);
   return (ctx) => (ctx.method === 'GET' || ctx.method === 'HEAD') && reads.test(ctx.path);

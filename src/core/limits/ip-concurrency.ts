@@ -12,7 +12,7 @@ interface Address {
  * answers pin and the share of Redis and CPU it gets are bounded whatever number of connections it opens; its
  * further requests wait, first come first served, and cost nothing meanwhile.
  */
-export class AnswerSlots {
+export class IpConcurrencyLimit {
   private readonly addresses = new Map<string, Address>();
 
   constructor(private readonly perAddress: number) {}

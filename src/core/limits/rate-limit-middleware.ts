@@ -5,18 +5,18 @@ import type { RelayContext, RelayState } from '../http/context.js';
 import { consumeOrReject, RequestLimit, type GlobalLimit } from './rate-limit.js';
 
 /**
- * Applies the global limit to the paths `applies` names. Requests `folds` names (the record reads) leave the
+ * Applies the global limit to the paths `applies` names. Requests `consumesInScript` names (the record reads) leave the
  * consume to their route, which does it inside its own Redis script (`ctx.state.limit`); should such a request
  * end without spending it (a bad parameter), it is consumed then, and a spent budget still answers 429.
  */
 export function rateLimit(
   limit: GlobalLimit,
   applies: (path: string) => boolean,
-  folds: (ctx: RelayContext) => boolean,
+  consumesInScript: (ctx: RelayContext) => boolean,
 ): Middleware<RelayState> {
   return async (ctx, next) => {
     if (!applies(ctx.path)) return next();
-    if (!folds(ctx)) {
+    if (!consumesInScript(ctx)) {
       await limit.consume(ctx);
       return next();
     }
@@ -25,10 +25,10 @@ export function rateLimit(
     try {
       await next();
     } catch (err) {
-      if (!pending.settled) await pending.consume();
+      if (!pending.spent) await pending.consume();
       throw err;
     }
-    if (!pending.settled) await pending.consume();
+    if (!pending.spent) await pending.consume();
   };
 }
 

@@ -26,7 +26,7 @@ function limiterName(limiter: RateLimiterAbstract): string {
  */
 export type LimitedReply<R> = [consumed: number, ttlMs: number, result?: R];
 
-/** A request's own Redis work, ready to run after the global limit (see GlobalLimit.around). */
+/** A request's own Redis work, ready to run after the global limit (see GlobalLimit.runWithinLimit). */
 export interface LimitedWork<R> {
   redis: RedisClient;
   /** The work as a limited script; the limiter's key and arguments are put in front of `keys` and `args`. */
@@ -34,7 +34,7 @@ export interface LimitedWork<R> {
   keys: string[];
   args: (string | number)[];
   /** The same work without the limit: what runs on a Cluster, after the limit's own round trip. */
-  alone: () => Promise<R>;
+  unlimited: () => Promise<R>;
 }
 
 /**
@@ -46,7 +46,7 @@ export interface LimitedWork<R> {
 export class GlobalLimit {
   constructor(
     private readonly limiter: RateLimiterRedis,
-    /** The same limiter's insurance: what the folded path falls back on when its script cannot run. */
+    /** The same limiter's insurance: what the in-script path falls back on when its script cannot run. */
     private readonly inMemory: RateLimiterMemory,
     private readonly points: number,
     private readonly windowSeconds: number,
@@ -61,21 +61,21 @@ export class GlobalLimit {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
       res = rejection;
     }
-    this.settle(ctx, res.consumedPoints, res.msBeforeNext);
+    this.setHeadersOrRefuse(ctx, res.consumedPoints, res.msBeforeNext);
   }
 
   /**
    * Runs `script` (a limited script) with the client's limiter key before `keys` and the limit before `args`:
    * one round trip for the limit and the request's work. On a Cluster the limiter key and the record key hash
-   * to different slots and no script may touch both, so there the limit is consumed first and `alone` does the
-   * work afterwards (two round trips, as before). While Redis is away the in-memory insurance still decides
-   * between 429 and the store's error (503).
+   * to different slots and no script may touch both, so there the limit is consumed first and `unlimited` does
+   * the work afterwards (two round trips). While Redis is away the in-memory insurance still decides between 429
+   * and the store's error (503).
    */
-  async around<R>(ctx: LimitedContext, work: LimitedWork<R>): Promise<R> {
-    const { redis, script, keys, args, alone } = work;
+  async runWithinLimit<R>(ctx: LimitedContext, work: LimitedWork<R>): Promise<R> {
+    const { redis, script, keys, args, unlimited } = work;
     if (redis instanceof Cluster) {
       await this.consume(ctx);
-      return alone();
+      return unlimited();
     }
     let reply: LimitedReply<R>;
     try {
@@ -89,7 +89,7 @@ export class GlobalLimit {
       throw err;
     }
     const [consumed, ttlMs, result] = reply;
-    this.settle(ctx, consumed, ttlMs);
+    this.setHeadersOrRefuse(ctx, consumed, ttlMs);
     return result ?? (null as R);
   }
 
@@ -98,10 +98,10 @@ export class GlobalLimit {
       if (rejection instanceof RateLimiterRes) return rejection;
       throw rejection;
     });
-    this.settle(ctx, res.consumedPoints, res.msBeforeNext);
+    this.setHeadersOrRefuse(ctx, res.consumedPoints, res.msBeforeNext);
   }
 
-  private settle(ctx: LimitedContext, consumed: number, msBeforeNext: number): void {
+  private setHeadersOrRefuse(ctx: LimitedContext, consumed: number, msBeforeNext: number): void {
     const resetSeconds = Math.max(0, Math.ceil(msBeforeNext / 1000));
     ctx.set('RateLimit-Limit', String(this.points));
     ctx.set('RateLimit-Remaining', String(Math.max(0, this.points - consumed)));
@@ -116,32 +116,32 @@ export class GlobalLimit {
 
 /** The global limit as a route gets it: consumed at most once, by the route's script or on its own. */
 export class RequestLimit {
-  private spent = false;
+  private consumed = false;
 
   constructor(
     private readonly global: GlobalLimit,
     private readonly ctx: LimitedContext,
   ) {}
 
-  get settled(): boolean {
-    return this.spent;
+  get spent(): boolean {
+    return this.consumed;
   }
 
   consume(): Promise<void> {
-    this.spent = true;
+    this.consumed = true;
     return this.global.consume(this.ctx);
   }
 
-  /** See GlobalLimit.around. */
-  around<R>(work: LimitedWork<R>): Promise<R> {
-    this.spent = true;
-    return this.global.around(this.ctx, work);
+  /** See GlobalLimit.runWithinLimit. */
+  runWithinLimit<R>(work: LimitedWork<R>): Promise<R> {
+    this.consumed = true;
+    return this.global.runWithinLimit(this.ctx, work);
   }
 }
 
-/** A store's read within the request's limit when the middleware left the consume to the route, else alone. */
+/** A store's read within the request's limit when the middleware left the consume to the route, else unlimited. */
 export function readWithin<R>(limit: RequestLimit | undefined, work: LimitedWork<R>): Promise<R> {
-  return limit ? limit.around(work) : work.alone();
+  return limit ? limit.runWithinLimit(work) : work.unlimited();
 }
 
 /**

@@ -2,6 +2,7 @@ import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis'
 import type { RedisNode, RedisTopology } from '../config/config.js';
 import type { Logger } from '../log.js';
 import type { RedisClient } from './client.js';
+import { quietFailoverDetector } from '../library-patches.js';
 import { recordRedisClientError } from '../metrics.js';
 import { RedisOutageLog, rememberAddress } from './outage-log.js';
 
@@ -10,12 +11,13 @@ import { RedisOutageLog, rememberAddress } from './outage-log.js';
  *
  * - `store`: the API's record stores. Fail fast: no offline queue and a command timeout, so a request never
  *   hangs on a dead Redis; auto-pipelining batches the commands of concurrent requests into one write.
- * - `bulk`: the action store, whose values reach megabytes; same rules as `store`. Apart, so that one client's
+ * - `actions`: the action store, whose values reach megabytes; same rules as `store`. Apart, so that one client's
  *   burst of large reads waits behind itself and not in front of every other request's small commands.
  * - `limiter`: the rate limiters; same fail-fast rules and auto-pipelining. Every /v1 request consumes a point
- *   before anything else, so unbatched, each would cost its own socket write (a quarter of the relay's CPU under
- *   load, see docs/benchmarks.md).
- * - `failFast`: the BullMQ producer; same fail-fast rules, no pipelining (BullMQ is not known to be safe with it).
+ *   before anything else, so unbatched, each would cost its own socket write (a large share of the relay's CPU
+ *   under load, see docs/benchmarks.md).
+ * - `queue`: BullMQ producers, and one-off commands (the start-up settings report, the jobs script); same
+ *   fail-fast rules, no pipelining (BullMQ is not known to be safe with it).
  * - `confirm`: write confirmations (REDIS_WAIT_REPLICAS, store/write-ack.ts), a small pool. `WAIT` blocks the
  *   connection it is sent on, so it never shares one with reads, limiters or readiness checks. Fail fast, no
  *   pipelining; the command timeout is above the longest REDIS_WAIT_TIMEOUT_MS.
@@ -31,15 +33,32 @@ import { RedisOutageLog, rememberAddress } from './outage-log.js';
  *   channel it held after a reconnect (a subscription that failed fast would be lost for good). On a cluster it
  *   subscribes to each sharded channel on the master of the channel's slot.
  *
- * The same roles exist on every topology (docs/operations.md#redis-topologies): a single Redis (REDIS_URL), a Sentinel-managed master, or a
- * Redis Cluster. Callers see one client type and never branch on the topology.
+ * The same roles exist on every topology (docs/operations.md#redis-topologies): a single Redis (REDIS_URL), a
+ * Sentinel-managed master, or a Redis Cluster. Callers see one client type; the few that depend on a cluster's
+ * slots or nodes check for a `Cluster`: the record reads' in-script rate limit and the push intent's ordering
+ * (rate-limit.ts, mailbox/store.ts), write confirmations, liveness and the settings report (one per master).
  */
 export type RedisRole =
-  'store' | 'bulk' | 'limiter' | 'failFast' | 'confirm' | 'worker' | 'socketPub' | 'socketSub';
+  'store' | 'actions' | 'limiter' | 'queue' | 'confirm' | 'worker' | 'socketPub' | 'socketSub';
+
+/**
+ * What each role is called outside the process: the `client` label of relay_redis_client_errors_total, and
+ * `relay-<name, kebab-case>` in Redis's CLIENT LIST (docs/operations.md#metrics).
+ */
+const CLIENT_NAMES: Record<RedisRole, string> = {
+  store: 'store',
+  actions: 'bulk',
+  limiter: 'limiter',
+  queue: 'failFast',
+  confirm: 'confirm',
+  worker: 'worker',
+  socketPub: 'socketPub',
+  socketSub: 'socketSub',
+};
 
 export type { RedisClient } from './client.js';
 
-export const COMMAND_TIMEOUT_MS = 1500;
+const COMMAND_TIMEOUT_MS = 1500;
 
 /** The adapter publisher's reconnect attempts before it drops what it holds: 100 ms, 200 ms, … 1 s, 1 s, … */
 const PUBLISH_RETRIES = 20;
@@ -74,7 +93,7 @@ export function redisOptions(role: RedisRole): RedisOptions {
     keepAlive: KEEP_ALIVE_MS,
     retryStrategy: reconnectDelay,
     lazyConnect: false,
-    connectionName: `relay-${role.replace(/[A-Z]/g, (upper) => `-${upper.toLowerCase()}`)}`,
+    connectionName: `relay-${CLIENT_NAMES[role].replace(/[A-Z]/g, (upper) => `-${upper.toLowerCase()}`)}`,
     reconnectOnError: reconnectOnReadOnly(role),
   };
   if (retriesForever(role)) return { ...base, maxRetriesPerRequest: null };
@@ -85,7 +104,7 @@ export function redisOptions(role: RedisRole): RedisOptions {
     commandTimeout: COMMAND_TIMEOUT_MS,
     maxRetriesPerRequest: 1,
   };
-  return role === 'failFast' || role === 'confirm' ? failFast : { ...failFast, enableAutoPipelining: true };
+  return role === 'queue' || role === 'confirm' ? failFast : { ...failFast, enableAutoPipelining: true };
 }
 
 /**
@@ -110,23 +129,6 @@ function clusterOptions(role: RedisRole, node: RedisOptions): ClusterOptions {
     // A failover changes the slot map; the periodic refresh finds it even when no command hit a MOVED.
     slotsRefreshInterval: 2000,
   };
-}
-
-/**
- * ioredis's failover detector opens its own connection to each sentinel and listens for nothing but messages on
- * them, so a sentinel going away prints "[ioredis] Unhandled error event" to stderr (plain text among the JSON
- * log lines) on every reconnect attempt. The same outage already reaches the client's own 'error' events (and so
- * the outage log and metrics), so these connections' errors are dropped where the connector makes them.
- */
-function quietFailoverDetector(client: Redis): Redis {
-  const connector = (
-    client as unknown as { connector?: { connectToSentinel?: (...args: unknown[]) => Redis } }
-  ).connector;
-  const connect = connector?.connectToSentinel;
-  if (connector && connect) {
-    connector.connectToSentinel = (...args) => connect.apply(connector, args).on('error', () => {});
-  }
-  return client;
 }
 
 function newClient(topology: RedisTopology, role: RedisRole): RedisClient {
@@ -196,7 +198,7 @@ export function createRedis(topology: RedisTopology, role: RedisRole): RedisClie
   // Connection errors are reported through readiness, request failures, this counter and the outage log; an
   // unhandled 'error' event would only add noise (ioredis logs it to stderr when nobody listens).
   client.on('error', (err) => {
-    recordRedisClientError(role);
+    recordRedisClientError(CLIENT_NAMES[role]);
     outages?.failed(client, err);
   });
   client.on('ready', () => outages?.ready(client));

@@ -1,4 +1,5 @@
 import { Cluster, type Redis } from 'ioredis';
+import { shardedSubscriberConnections } from '../library-patches.js';
 import { errorFields, type Logger } from '../log.js';
 import { recordRedisLivenessFailure } from '../metrics.js';
 import { settlesWithin } from '../role.js';
@@ -14,17 +15,10 @@ export interface LivenessOptions {
   log: Logger;
 }
 
-/** What the watcher reads of a cluster subscriber's sharded connections (ioredis keeps the group private). */
-interface ShardedSubscribers {
-  shardedSubscribers?: { shardedSubscribers: Map<string, { getInstance(): Redis | null }> };
-}
-
 /** The connections a client's traffic takes: its own, or a cluster's masters (its subscriber: one per master). */
 function connectionsOf(client: RedisClient): Redis[] {
   if (!(client instanceof Cluster)) return [client];
-  const group = (client as unknown as ShardedSubscribers).shardedSubscribers;
-  if (group) return [...group.shardedSubscribers.values()].flatMap((sub) => sub.getInstance() ?? []);
-  return client.nodes('master');
+  return shardedSubscriberConnections(client) ?? client.nodes('master');
 }
 
 /**

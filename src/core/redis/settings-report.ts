@@ -22,7 +22,7 @@ function infoFields(text: string): Map<string, string> {
  * services allow where CONFIG is disabled; a refusal is logged and changes nothing else.
  */
 export function reportRedisSettings(topology: RedisTopology, log: Logger): RoleHandle {
-  const client = createRedis(topology, 'failFast');
+  const client = createRedis(topology, 'queue');
   const redis = redisAddress(client);
   log.info('using Redis', { redis });
   client.once('ready', () => {

@@ -27,7 +27,7 @@ function words(hex: string): Buffer {
 const printable = (text: string) => text.replace(/[\u0000-\u001f\u007f]/g, '').trim(); // eslint-disable-line no-control-regex
 
 /** An ABI `string` return value, or the `bytes32` old tokens (MKR, SAI) return instead; undefined if neither. */
-export function decodeText(hex: string): string | undefined {
+function decodeText(hex: string): string | undefined {
   const data = words(hex);
   if (data.length >= 64) {
     const offset = Number(data.readBigUInt64BE(24));

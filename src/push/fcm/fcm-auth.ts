@@ -3,7 +3,7 @@ import { RequestError, type Got } from 'got';
 import type { ServiceAccount } from './service-account.js';
 import { isRecord, outboundHttp } from '../../core/outbound-http.js';
 
-export const FCM_SCOPE = 'https://www.googleapis.com/auth/firebase.messaging';
+const FCM_SCOPE = 'https://www.googleapis.com/auth/firebase.messaging';
 const GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 /** The longest assertion Google accepts. */
 const ASSERTION_SECONDS = 3600;
@@ -13,7 +13,7 @@ const REFRESH_EARLY_SECONDS = 300;
  * FCM refusing the access token (401 UNAUTHENTICATED) drops it at most this often: a key that Google revoked or a
  * clock far off would otherwise cost one token request per message.
  */
-export const FORCED_REFRESH_INTERVAL_MS = 60_000;
+const FORCED_REFRESH_INTERVAL_MS = 60_000;
 
 /** The access token could not be had; the sends that needed it are retried with the job. */
 export class FcmAuthError extends Error {
@@ -23,7 +23,7 @@ export class FcmAuthError extends Error {
 const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 /** An RS256 JWT of the service account (RFC 7523 assertion for Google's OAuth 2.0 token endpoint). */
-export function serviceAccountJwt(account: ServiceAccount, key: KeyObject, nowSeconds: number): string {
+function serviceAccountJwt(account: ServiceAccount, key: KeyObject, nowSeconds: number): string {
   const header = base64url({ alg: 'RS256', typ: 'JWT' });
   const claims = base64url({
     iss: account.clientEmail,

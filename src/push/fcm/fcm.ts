@@ -6,7 +6,7 @@ import type { ServiceAccount } from './service-account.js';
 import type { PushNotice, PushResult, PushSender } from './types.js';
 
 /** One constant: a newer push replaces the banner of an older one on the device. */
-export const COLLAPSE_KEY = 'multisig-relay';
+const COLLAPSE_KEY = 'multisig-relay';
 const FCM_ERROR_TYPE = 'type.googleapis.com/google.firebase.fcm.v1.FcmError';
 const BAD_REQUEST_TYPE = 'type.googleapis.com/google.rpc.BadRequest';
 
@@ -14,7 +14,7 @@ const BAD_REQUEST_TYPE = 'type.googleapis.com/google.rpc.BadRequest';
  * The FCM HTTP v1 message for one token: generic text and the action type only. Push services are third
  * parties: never the payload, the pair's identity, addresses, amounts, xpubs or nonces.
  */
-export function fcmMessage(token: string, notice: PushNotice, nowMs: number) {
+function fcmMessage(token: string, notice: PushNotice, nowMs: number) {
   const ttlSeconds = Math.max(1, Math.floor((notice.expiresAtMs - nowMs) / 1000));
   return {
     message: {
@@ -71,7 +71,7 @@ export const THIRD_PARTY_AUTH_REASON =
   'FCM 401 THIRD_PARTY_AUTH_ERROR: APNs or web-push credential of the Firebase project refused';
 
 /** What an FCM answer means for its token. */
-export function fcmResult(status: number, body: string, retryAfter: string | undefined): PushResult {
+function fcmResult(status: number, body: string, retryAfter: string | undefined): PushResult {
   if (status >= 200 && status < 300) return { outcome: 'sent' };
   const error = googleError(body);
   const reason = `FCM ${status} ${error.fcmCode ?? error.status ?? ''}`.trim();

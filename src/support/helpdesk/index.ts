@@ -6,7 +6,7 @@ import type { HelpdeskDriver } from './types.js';
 import { webhook } from './webhook.js';
 import { zendesk } from './zendesk.js';
 
-export type { Delivered, DeliveryContext, HelpdeskDriver, HelpdeskTicket } from './types.js';
+export type { Delivered, HelpdeskDriver, HelpdeskTicket } from './types.js';
 export { HelpdeskError } from './types.js';
 
 /** The driver named by HELPDESK_PROVIDER (loadConfig has checked that its settings are present). */

@@ -1,12 +1,12 @@
 import { expect } from 'chai';
-import { AnswerSlots } from '../../../../src/core/limits/ip-concurrency.js';
+import { IpConcurrencyLimit } from '../../../../src/core/limits/ip-concurrency.js';
 import { answersWaiting } from '../../../../src/core/metrics.js';
 
 const waiting = async () => (await answersWaiting.get()).values[0]?.value ?? 0;
 
-describe('AnswerSlots', () => {
+describe('IpConcurrencyLimit', () => {
   it('hands out up to `perAddress` slots per address at once, synchronously', () => {
-    const slots = new AnswerSlots(2);
+    const slots = new IpConcurrencyLimit(2);
     expect(slots.acquire('192.0.2.1')).to.be.a('function');
     expect(slots.acquire('192.0.2.1')).to.be.a('function');
     expect(slots.acquire('192.0.2.1')).to.be.a('promise');
@@ -14,7 +14,7 @@ describe('AnswerSlots', () => {
   });
 
   it('passes a released slot to the waiting requests first come, first served', async () => {
-    const slots = new AnswerSlots(1);
+    const slots = new IpConcurrencyLimit(1);
     const release = slots.acquire('192.0.2.1') as () => void;
     const order: string[] = [];
     const second = (slots.acquire('192.0.2.1') as Promise<() => void>).then((next) => {
@@ -38,7 +38,7 @@ describe('AnswerSlots', () => {
   });
 
   it('counts the waiting requests in the answersWaiting gauge until they get their slot', async () => {
-    const slots = new AnswerSlots(1);
+    const slots = new IpConcurrencyLimit(1);
     const before = await waiting();
     const release = slots.acquire('192.0.2.1') as () => void;
     const queued = slots.acquire('192.0.2.1') as Promise<() => void>;
@@ -49,7 +49,7 @@ describe('AnswerSlots', () => {
   });
 
   it('ignores a second call of the same release', () => {
-    const slots = new AnswerSlots(1);
+    const slots = new IpConcurrencyLimit(1);
     const release = slots.acquire('192.0.2.1') as () => void;
     release();
     const again = slots.acquire('192.0.2.1');
@@ -59,7 +59,7 @@ describe('AnswerSlots', () => {
   });
 
   it('frees every slot of an address once all are released', () => {
-    const slots = new AnswerSlots(2);
+    const slots = new IpConcurrencyLimit(2);
     const first = slots.acquire('192.0.2.1') as () => void;
     const second = slots.acquire('192.0.2.1') as () => void;
     first();

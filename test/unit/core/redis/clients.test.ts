@@ -3,9 +3,9 @@ import { redisOptions, type RedisRole } from '../../../../src/core/redis/clients
 
 const ROLES: RedisRole[] = [
   'store',
-  'bulk',
+  'actions',
   'limiter',
-  'failFast',
+  'queue',
   'confirm',
   'worker',
   'socketPub',

@@ -18,7 +18,7 @@ import { requestIdFrom } from './request-id.js';
  * One middleware rather than five: it runs for every request, and each layer of Koa's chain costs a closure
  * and a promise per request (docs/benchmarks.md).
  */
-export function requestFrame(
+export function outerMiddleware(
   log: Logger,
   limits: ConnectionLimits,
   readiness: Pick<Readiness, 'draining'>,

@@ -15,7 +15,7 @@ export class RelayResponse<
   }
 }
 
-/** The socket.io paths, once their engines are attached to `FrontDoor.sockets`. */
+/** The socket.io paths, once their engines are attached to `RawRequestGuard.sockets`. */
 export interface SocketPaths {
   /** Whether socket.io serves this request target. */
   owns(url: string): boolean;
@@ -64,7 +64,7 @@ const offersWebSocket = (req: IncomingMessage) =>
  *   offer (`h2c`) is declined the HTTP/1.1 way: the request is served as if it had not offered anything.
  * - CONNECT (a proxy's method; the relay is none): 400.
  */
-export class FrontDoor {
+export class RawRequestGuard {
   /** What socket.io attaches to instead of the HTTP server; requests reach it past the checks. */
   readonly sockets = new EventEmitter();
   private socketPaths: SocketPaths | undefined;

@@ -1,0 +1,131 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import type { EventEmitter } from 'node:events';
+import type { Server as HttpServer } from 'node:http';
+import type { Context } from 'koa';
+import type { Cluster, Redis } from 'ioredis';
+import type { Server as SocketServer, Socket } from 'socket.io';
+
+/**
+ * Every use of a library's private members or undocumented behaviour, in one place. Each was written against the
+ * versions below; `checkPatchedLibraries` refuses to start with any other installed.
+ */
+export const PATCHED_VERSIONS: Readonly<Record<string, string>> = {
+  'socket.io': '4.8.3',
+  'engine.io': '6.6.12',
+  ioredis: '5.11.1',
+  '@koa/router': '15.7.0',
+};
+
+/** Where a package is resolved from: engine.io is the one socket.io itself loads. */
+const RESOLVED_FROM: Readonly<Record<string, string>> = { 'engine.io': 'socket.io' };
+
+interface Manifest {
+  name?: string;
+  version?: string;
+}
+
+/** The package.json of `name` as loaded from `from` (a file path or URL): the first one up from its entry point. */
+function manifestOf(name: string, from: string): { path: string; manifest: Manifest } {
+  let dir = dirname(createRequire(from).resolve(name));
+  while (dirname(dir) !== dir) {
+    const path = join(dir, 'package.json');
+    try {
+      const manifest = JSON.parse(readFileSync(path, 'utf8')) as Manifest;
+      if (manifest.name === name) return { path, manifest };
+    } catch {
+      // No package.json at this level: keep climbing.
+    }
+    dir = dirname(dir);
+  }
+  throw new Error(`library-patches: cannot find the package.json of ${name}`);
+}
+
+/** The version of `name` this process loads. */
+export function installedVersion(name: string): string {
+  const parent = RESOLVED_FROM[name];
+  const from = parent ? manifestOf(parent, import.meta.url).path : import.meta.url;
+  return manifestOf(name, from).manifest.version ?? 'no version';
+}
+
+/** Throws, naming each library and both versions, unless every patched library is installed at its version. */
+export function checkPatchedLibraries(
+  expected: Readonly<Record<string, string>> = PATCHED_VERSIONS,
+  installed: (name: string) => string = installedVersion,
+): void {
+  const mismatches = Object.entries(expected).flatMap(([name, version]) => {
+    const found = installed(name);
+    return found === version
+      ? []
+      : [`${name} ${found} is installed, the patches were written for ${version}`];
+  });
+  if (mismatches.length > 0) {
+    throw new Error(
+      `src/core/library-patches.ts reaches into library internals: ${mismatches.join('; ')}. ` +
+        'Check each patch against the installed version, then update PATCHED_VERSIONS.',
+    );
+  }
+}
+
+/** engine.io's transport, as far as the relay reads it (its types keep these members private). */
+interface EngineTransport {
+  name: string;
+  /** The `ws` connection of the websocket transport: its bufferedAmount is what the kernel has not taken. */
+  socket?: { bufferedAmount: number; terminate(): void };
+  on(event: 'ready', listener: () => void): unknown;
+}
+
+/** engine.io's connection under a socket.io socket, as far as the relay reads it. */
+export interface EngineConnection {
+  /** Packets waiting for the transport to take them (it takes none while its last send is unwritten). */
+  writeBuffer: { data?: unknown }[];
+  transport: EngineTransport;
+  close(discard: boolean): unknown;
+  on(event: 'upgrade', listener: (transport: EngineTransport) => void): unknown;
+}
+
+/** engine.io: a socket's connection with its private transport and write buffer. */
+export function engineConnection(socket: Socket): EngineConnection {
+  return socket.conn as unknown as EngineConnection;
+}
+
+/**
+ * socket.io/engine.io: attaches a server's engine to an emitter of the HTTP server's 'request' and 'upgrade'
+ * events instead of the HTTP server itself (engine.io only listens for those two and takes over the listeners).
+ */
+export function attachToEmitter(io: SocketServer, emitter: EventEmitter): void {
+  io.attach(emitter as unknown as HttpServer);
+}
+
+/**
+ * ioredis: its failover detector opens its own connection to each sentinel and listens for nothing but messages
+ * on them, so a sentinel going away prints "[ioredis] Unhandled error event" to stderr (plain text among the JSON
+ * log lines) on every reconnect attempt. The same outage already reaches the client's own 'error' events (and so
+ * the outage log and metrics), so these connections' errors are dropped where the connector makes them.
+ */
+export function quietFailoverDetector(client: Redis): Redis {
+  const connector = (
+    client as unknown as { connector?: { connectToSentinel?: (...args: unknown[]) => Redis } }
+  ).connector;
+  const connect = connector?.connectToSentinel;
+  if (connector && connect) {
+    connector.connectToSentinel = (...args) => connect.apply(connector, args).on('error', () => {});
+  }
+  return client;
+}
+
+/** ioredis: a cluster subscriber's sharded connections, one per master (ioredis keeps the group private). */
+export function shardedSubscriberConnections(client: Cluster): Redis[] | undefined {
+  const group = (
+    client as unknown as {
+      shardedSubscribers?: { shardedSubscribers: Map<string, { getInstance(): Redis | null }> };
+    }
+  ).shardedSubscribers;
+  return group && [...group.shardedSubscribers.values()].flatMap((sub) => sub.getInstance() ?? []);
+}
+
+/** @koa/router: the path pattern of the route that matched the request, e.g. `/v1/sync/:id`. */
+export function matchedRoute(ctx: Context): string | undefined {
+  return (ctx as { _matchedRoute?: string })._matchedRoute;
+}
