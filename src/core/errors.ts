@@ -14,7 +14,7 @@ export type ErrorCode =
   | 'AUTH_INVALID'
   | 'AUTH_EXPIRED'
   | 'AUTH_REPLAYED'
-  // The next four only come from Node's HTTP parser, before a request reaches Koa (see client-errors.ts).
+  // The next four only come from Node's HTTP parser, before a request reaches Koa (see http/client-errors.ts).
   | 'BAD_REQUEST'
   | 'REQUEST_TIMEOUT'
   | 'EXPECTATION_FAILED'

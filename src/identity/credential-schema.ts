@@ -1,6 +1,6 @@
 /**
  * The fields an app adds to sign a write or a join (docs/api.md#identity-signed-requests). The relay checks them
- * (auth/verify.ts, which builds its patterns from these) and removes them before the body's own validation.
+ * (verify.ts, which builds its patterns from these) and removes them before the body's own validation.
  */
 export const credentialProperties = {
   signature: {

@@ -1,10 +1,8 @@
 import type { Side } from '../core/sides.js';
 import type { RedisClient } from '../core/redis/clients.js';
 import type { Keys } from '../core/redis/keys.js';
-import { defineScript, readScript } from '../core/redis/scripts.js';
+import { DELETE_IF_EQUAL, defineScript } from '../core/redis/scripts.js';
 import type { WriteAck } from '../core/redis/write-ack.js';
-
-const RELEASE_OWN = readScript(new URL('lua/release-nonce-1.lua', import.meta.url));
 
 /**
  * Spent nonces and pins of identity-signed requests, shared by every pod. On the stores' fail-fast client: with
@@ -18,7 +16,7 @@ export class AuthStore {
     private readonly keys: Keys,
     private readonly ack: WriteAck,
   ) {
-    this.releaseOwn = defineScript<number>(redis, 'relayNonceRelease', RELEASE_OWN);
+    this.releaseOwn = defineScript<number>(redis, 'relayNonceRelease', DELETE_IF_EQUAL);
   }
 
   /**

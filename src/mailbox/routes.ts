@@ -88,8 +88,8 @@ export const actionRead = {
 } satisfies RouteSpec;
 
 /**
- * `writeBudget` charges each POST's body, refused or not, to the client's byte budget (see http/rate-limit.ts);
- * `signed` checks and removes an identity signature (see http/auth.ts).
+ * `writeBudget` charges each POST's body, refused or not, to the client's byte budget (see core/limits/rate-limit.ts);
+ * `signed` checks and removes an identity signature (see identity/route-guard.ts).
  */
 export function actionRoutes(
   router: Router<RelayState>,

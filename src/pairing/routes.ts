@@ -85,8 +85,8 @@ export const syncRead = {
 } satisfies RouteSpec;
 
 /**
- * `writeBudget` charges each POST's body, refused or not, to the client's byte budget (see http/rate-limit.ts);
- * `signed` checks and removes an identity signature (see http/auth.ts). A `keyToken` is registered for the pair's key side as
+ * `writeBudget` charges each POST's body, refused or not, to the client's byte budget (see core/limits/rate-limit.ts);
+ * `signed` checks and removes an identity signature (see identity/route-guard.ts). A `keyToken` is registered for the pair's key side as
  * POST /v1/token would, so a freshly paired key app gets pushes at once.
  */
 export function syncRoutes(

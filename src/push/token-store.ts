@@ -2,7 +2,7 @@ import type { RedisClient } from '../core/redis/clients.js';
 import type { TokenCounts, TokenRegistration } from '../core/types.js';
 import type { Keys } from '../core/redis/keys.js';
 import { SIDES, type Side } from '../core/sides.js';
-import { defineScript, readScript } from '../core/redis/scripts.js';
+import { DELETE_IF_EQUAL, defineScript, readScript } from '../core/redis/scripts.js';
 import type { WriteAck } from '../core/redis/write-ack.js';
 
 /** docs/api.md#push-tokens--post-v1token: at most this many tokens per identity and side; the oldest registrations are dropped. */
@@ -17,7 +17,6 @@ export function liveTokensSince(now = Date.now()): number {
 const CLAIM_OWNER = readScript(new URL('lua/claim-owner-2.lua', import.meta.url));
 const REGISTER_IN_PAIR = readScript(new URL('lua/register-in-pair-4.lua', import.meta.url));
 const LEAVE_PAIR = readScript(new URL('lua/leave-pair-2.lua', import.meta.url));
-const RELEASE_OWNER = readScript(new URL('lua/release-owner-1.lua', import.meta.url));
 
 type Registered = [number, number, string[], string[]];
 
@@ -47,7 +46,7 @@ export class TokenStore {
     this.claimOwner = defineScript<[string, number]>(redis, 'relayTokenClaimOwner', CLAIM_OWNER);
     this.registerInPair = defineScript<Registered>(redis, 'relayTokenRegister', REGISTER_IN_PAIR);
     this.leavePair = defineScript<number>(redis, 'relayTokenLeavePair', LEAVE_PAIR);
-    this.releaseOwner = defineScript<number>(redis, 'relayTokenReleaseOwner', RELEASE_OWNER);
+    this.releaseOwner = defineScript<number>(redis, 'relayTokenReleaseOwner', DELETE_IF_EQUAL);
   }
 
   async save(registration: TokenRegistration): Promise<TokenCounts> {

@@ -31,7 +31,7 @@ function indexesIn(code: string): string[] {
 
 describe('Lua scripts', () => {
   it('every script lives in a lua/ folder beside its owner and is named <what>-<number of KEYS>.lua', () => {
-    expect(scripts.length).to.be.greaterThan(9);
+    expect(scripts.length).to.be.greaterThan(0);
     for (const file of luaFiles) expect(file, file).to.match(/\/lua\//);
     for (const file of scripts) expect(file, file).to.match(/\/lua\/[a-z-]+-\d+\.lua$/);
     for (const file of fragments) expect(file, file).to.match(/\/lua\/includes\/[a-z-]+\.lua$/);

@@ -8,9 +8,9 @@ export interface RelayState {
   log: Logger;
   /** Size of the decoded request body, once jsonBody has read it (what the write budget charges). */
   bodyBytes?: number;
-  /** The global rate limit, when the route consumes it in its own Redis script (see http/rate-limit.ts). */
+  /** The global rate limit, when the route consumes it in its own Redis script (see core/limits/rate-limit.ts). */
   limit?: RequestLimit;
-  /** The id a verified write's record goes by (see http/auth.ts). */
+  /** The id a verified write's record goes by (see identity/route-guard.ts). */
   writeId?: string;
   /** Set by a route as it starts writing: from then on a failure keeps the request's nonce spent. */
   writing?: boolean;

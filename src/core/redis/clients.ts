@@ -18,7 +18,7 @@ import { RedisOutageLog, rememberAddress } from './outage-log.js';
  *   under load, see docs/benchmarks.md).
  * - `queue`: BullMQ producers, and one-off commands (the start-up settings report, the jobs script); same
  *   fail-fast rules, no pipelining (BullMQ is not known to be safe with it).
- * - `confirm`: write confirmations (REDIS_WAIT_REPLICAS, store/write-ack.ts), a small pool. `WAIT` blocks the
+ * - `confirm`: write confirmations (REDIS_WAIT_REPLICAS, write-ack.ts), a small pool. `WAIT` blocks the
  *   connection it is sent on, so it never shares one with reads, limiters or readiness checks. Fail fast, no
  *   pipelining; the command timeout is above the longest REDIS_WAIT_TIMEOUT_MS.
  * - `worker`: BullMQ workers block on Redis and must retry forever (`maxRetriesPerRequest: null`).
@@ -36,7 +36,7 @@ import { RedisOutageLog, rememberAddress } from './outage-log.js';
  * The same roles exist on every topology (docs/operations.md#redis-topologies): a single Redis (REDIS_URL), a
  * Sentinel-managed master, or a Redis Cluster. Callers see one client type; the few that depend on a cluster's
  * slots or nodes check for a `Cluster`: the record reads' in-script rate limit and the push intent's ordering
- * (rate-limit.ts, mailbox/store.ts), write confirmations, liveness and the settings report (one per master).
+ * (limits/rate-limit.ts, mailbox/store.ts), write confirmations, liveness and the settings report (one per master).
  */
 export type RedisRole =
   'store' | 'actions' | 'limiter' | 'queue' | 'confirm' | 'worker' | 'socketPub' | 'socketSub';

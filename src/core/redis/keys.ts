@@ -37,7 +37,7 @@ export interface Keys {
   pushCount(wkIdentity: string, side: Side): string;
   /** The count a push job got on its first run, so that its re-runs are not counted again. */
   pushCounted(wkIdentity: string, side: Side, jobId: string): string;
-  /** The stream of push intents the action route appends to and the worker's intake reads (queue/push-jobs.ts). */
+  /** The stream of push intents the action route appends to and the worker's intake reads (push/jobs.ts). */
   pushIntents: string;
   /** The marker a write confirmation writes before its WAIT (write-ack.ts), in the slot of `key`. */
   confirmMarker(key: string): string;

@@ -72,3 +72,6 @@ export function defineScript<R>(
       ? command.call(redis, ...keys, ...args)
       : Promise.reject(new Error(`${basename(file)} takes ${numberOfKeys} KEYS, given ${keys.length}`));
 }
+
+/** Compare-and-delete: a key is released only by whoever set its value. */
+export const DELETE_IF_EQUAL = readScript(new URL('lua/delete-if-equal-1.lua', import.meta.url));
