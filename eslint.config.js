@@ -43,10 +43,7 @@ const boundaries = [
     ['worker/*.ts', 'scripts/*.ts'],
     [{ regex: '^\\.\\./src/(?!core/)[^/]+/(?!index\\.js$)', message: THROUGH_INDEX }],
   ),
-  restrict(
-    ['src/*.ts'],
-    [{ regex: '^\\./(?!core/)[^/]+/(?!index\\.js$)', message: THROUGH_INDEX }],
-  ),
+  restrict(['src/*.ts'], [{ regex: '^\\./(?!core/)[^/]+/(?!index\\.js$)', message: THROUGH_INDEX }]),
 ];
 
 export default tseslint.config(
