@@ -202,6 +202,31 @@ export function createRedis(topology: RedisTopology, role: RedisRole): RedisClie
     outages?.failed(client, err);
   });
   client.on('ready', () => outages?.ready(client));
+  return restartsAfterGivingUp(client);
+}
+
+/**
+ * ioredis ends a client for good when its connector's connect() fails (a Sentinel connection cut while it asks
+ * for the master, during a failover): a client the relay did not close itself starts over, so a pod recovers
+ * without a restart.
+ */
+function restartsAfterGivingUp<T extends RedisClient>(client: T): T {
+  let closing = false;
+  const { quit, disconnect } = client;
+  client.quit = ((...args: Parameters<T['quit']>) => {
+    closing = true;
+    return (quit as (...a: unknown[]) => unknown).apply(client, args);
+  }) as T['quit'];
+  client.disconnect = ((reconnect?: boolean) => {
+    if (!reconnect) closing = true;
+    return disconnect.call(client, reconnect);
+  }) as T['disconnect'];
+  client.on('end', () => {
+    if (closing) return;
+    setTimeout(() => {
+      if (!closing && client.status === 'end') client.connect().catch(() => {});
+    }, reconnectDelay(10)).unref();
+  });
   return client;
 }
 
