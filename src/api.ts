@@ -32,7 +32,7 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
   const ack = WriteAck.open(config.redis, keys);
   const actionStore = new ActionStore(actionsRedis, keys, config.action.ttlSeconds, ack);
   const authGate = new AuthGate(config.auth, new AuthStore(redis, keys, ack));
-  const realtime = new Realtime({ config, log, store: actionStore, limiterRedis, authGate });
+  const realtime = new Realtime({ config, log, keys, store: actionStore, limiterRedis, authGate });
   let draining = false;
 
   const app = buildApp({
@@ -47,7 +47,7 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
     authGate,
     readiness: {
       draining: () => draining,
-      // The socket paths are served once the adapter's Redis connections were ready (see Realtime); the mailboxes
+      // The socket paths are served once the room channels' Redis connections were ready (see Realtime); the mailboxes
       // (routes, replay, events from other pods) need their own client ready as well as the other stores', and
       // with REDIS_WAIT_REPLICAS the write confirmations theirs.
       redisAnswers: async () =>

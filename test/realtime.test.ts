@@ -4,11 +4,8 @@ import { actionTypeRule, BUILT_IN_ACTION_TYPES as ACTION_TYPES } from '../src/ma
 import type { Side } from '../src/core/sides.js';
 import { loadConfig } from '../src/config.js';
 import { API_PROFILES, ConfigError } from '../src/core/config/config.js';
-import { Server } from 'socket.io';
 import { registry } from '../src/core/metrics.js';
-import { adapterClients, shardedAdapter } from '../src/realtime/adapter.js';
-import { STORED_NOTICE } from '../src/realtime/emitter.js';
-import { waitReady } from '../src/core/redis/clients.js';
+import { keysFor } from '../src/core/redis/keys.js';
 import { startPrivateRedis, type PrivateRedis } from '../src/core/redis/server.js';
 import { Redis } from 'ioredis';
 import { post, get, startTestApi, testEnv, type TestApi } from './helpers/api.js';
@@ -19,7 +16,7 @@ import {
   dataOf,
   joinsHandled,
   joinsSettled,
-  pathSubscribers,
+  roomSubscribers,
   type TestClient,
 } from './helpers/sockets.js';
 import { startApiPod } from './helpers/child.js';
@@ -209,47 +206,38 @@ for (const profile of API_PROFILES) {
       );
     });
 
-    it('a notice from another pod carries the record: delivered though the mailbox moved on, once per connection', async () => {
+    it('a notice from another pod carries the record: delivered though the mailbox moved on, once per connection; malformed notices are skipped', async () => {
       const [key] = await joined('notice1', [{ api: b, side: 'key' }]);
-      // A third pod's notices: a record the mailbox never held (replaced at once, as far as this pod can tell),
-      // the same record again among garbage, the previous release's shape; then a real one from pod a.
+      // Another pod's notices on the room's channel: a record the mailbox never held (replaced at once, as far as
+      // this pod can tell), the same record again among garbage; then a real one from pod a.
       const record = actionRecord(profile, {
         id: 'third-pod-record-id-0001',
         ...action('notice1', 'tx'),
         createdAt: new Date().toISOString(),
         expiresAt: new Date(Date.now() + 60_000).toISOString(),
       });
-      const clients = adapterClients(a.config.redis.topology);
-      const third = new Server({ adapter: shardedAdapter(clients, a.config.keyPrefix, 'key') });
-      try {
-        await waitReady(clients.pub, 5000);
-        third.serverSideEmit(STORED_NOTICE, [['notice1', JSON.stringify(record)]]);
-        // The same record again, in a notice of several entries: garbage around it is skipped, not fatal.
-        third.serverSideEmit(STORED_NOTICE, [
-          ['notice1', '{not json'],
-          'notice1',
-          [{ wkIdentity: 'notice1' }, JSON.stringify(record)],
-          ['notice1', Buffer.from(JSON.stringify(record))],
-        ]);
-        // The previous release's shape (identity and record as two arguments) is ignored.
-        third.serverSideEmit(STORED_NOTICE, 'notice1', JSON.stringify(record));
-        third.serverSideEmit(STORED_NOTICE, {
-          wkIdentity: 'notice1',
-          action: 'tx',
-          createdAt: record.createdAt,
-        });
-        await waitFor('the third pod’s record', () => key!.received.length === 1);
-        const stored = await store(a, 'notice1', 'publicnoncesrequest');
-        await waitFor('the stored record', () => key!.received.length === 2);
-        expect(key!.received).to.deep.equal([
-          { event: 'tx', data: record },
-          { event: 'publicnoncesrequest', data: stored },
-        ]);
-      } finally {
-        void third.close();
-        clients.pub.disconnect();
-        clients.sub.disconnect();
+      const channel = keysFor('relay:').roomChannel('key', 'notice1');
+      const notice = (room: string, json: string) => `${'0f'.repeat(8)} ${room}\n${json}`;
+      const json = JSON.stringify(record);
+      await redis().spublish(channel, notice('notice1', json));
+      for (const garbage of [
+        'no header',
+        `${'0f'.repeat(8)} notice1`,
+        notice('notice1', '{not json'),
+        notice('notice1', '"a string"'),
+        notice('notice1', JSON.stringify({ ...record, wkIdentity: 'other1' })),
+        notice('other1', json),
+        notice('notice1', json),
+      ]) {
+        await redis().spublish(channel, garbage);
       }
+      await waitFor('the third pod’s record', () => key!.received.length === 1);
+      const stored = await store(a, 'notice1', 'publicnoncesrequest');
+      await waitFor('the stored record', () => key!.received.length === 2);
+      expect(key!.received).to.deep.equal([
+        { event: 'tx', data: record },
+        { event: 'publicnoncesrequest', data: stored },
+      ]);
     });
 
     it('a burst of 20 mixed requests reaches the sockets on another pod (its own process): all of them, once each, in POST order', async function () {
@@ -494,10 +482,12 @@ for (const profile of API_PROFILES) {
         ]);
         const delivered = await store(a, 'gap2', 'tx');
         await waitFor('the live event', () => had!.received.length === 1);
-        await waitFor('both pods subscribed', async () => (await pathSubscribers('key')) === 3);
+        const subscribed = async () =>
+          (await roomSubscribers('key', 'gap1')) + (await roomSubscribers('key', 'gap2'));
+        await waitFor('pod c subscribed to both rooms', async () => (await subscribed()) === 2);
 
         await proxy.cut();
-        await waitFor('pod c unsubscribed', async () => (await pathSubscribers('key')) === 2);
+        await waitFor('pod c unsubscribed', async () => (await subscribed()) === 0);
         // Acknowledged while pod c hears nothing: its notice never reaches pod c.
         const pending = await store(a, 'gap1', 'wksigningrequest');
         await proxy.restore();
@@ -562,8 +552,8 @@ for (const profile of API_PROFILES) {
       } finally {
         await testRedis().start();
       }
-      // The adapters resubscribe by themselves: the path's channel is back on both pods without a new join.
-      await waitFor('both pods subscribed again', async () => (await pathSubscribers('key')) === 2);
+      // The subscriber resubscribes by itself: the room's channel is back on pod b without a new join.
+      await waitFor('pod b subscribed again', async () => (await roomSubscribers('key', 'redis1')) === 1);
       await waitFor(
         'a stored action',
         async () => (await post(a.url, '/v1/action', action('redis1', 'tx'))).status === 200,

@@ -18,8 +18,8 @@ import { waitFor } from './helpers/wait.js';
 import { startTestWorker } from './helpers/worker.js';
 import { FakeFcm } from './helpers/fake-fcm.js';
 import { connectClient, connected, joinsHandled, joinsSettled } from './helpers/sockets.js';
-import { channelPrefix } from '../src/realtime/adapter.js';
 import { queueKey } from '../src/core/queue/prefix.js';
+import { keysFor } from '../src/core/redis/keys.js';
 import { PushThrottle } from '../src/push/throttle.js';
 import { pairOf, signed } from './helpers/signing.js';
 import { PUSH_QUEUE, pushJobId } from '../src/push/jobs.js';
@@ -356,7 +356,7 @@ for (const name of TOPOLOGIES) {
       }
     });
 
-    it('sockets: an action posted on one pod reaches the pair’s key socket on another pod through the adapter', async () => {
+    it('sockets: an action posted on one pod reaches the pair’s key socket on another pod through the room’s channel', async () => {
       const podB = await startTestApi(env);
       const room = `${name}-socketpair`;
       const before = await joinsHandled();
@@ -364,11 +364,9 @@ for (const name of TOPOLOGIES) {
       try {
         await connected(socket);
         await joinsSettled(before, 1);
-        // Both pods subscribe to the key path's sharded channel, where the notice of a stored action goes.
-        const channel = `${channelPrefix('relay:', 'key')}#/#`;
-        await waitFor('both pods subscribed to the path’s sharded channel', async () =>
-          (await shardSubscribers(topology, channel)) >= 2 ? true : undefined,
-        );
+        // The joined room's sharded channel, where the notices of its stored actions go, has one subscriber: pod b.
+        const channel = keysFor('relay:').roomChannel('key', room);
+        expect(await shardSubscribers(topology, channel)).to.equal(1);
         const action = { chain: 'btc', wkIdentity: room, action: 'tx', payload: '0200abff', path: '0-0' };
         const res = await post(api.url, '/v1/action', action);
         expect(res.status).to.equal(200);
@@ -376,6 +374,55 @@ for (const name of TOPOLOGIES) {
         expect(socket.received).to.deep.equal([{ event: 'tx', data: res.body.data }]);
       } finally {
         socket.close();
+        await podB.stop();
+      }
+    });
+
+    it('sockets: the rooms’ channels of many pairs and their notices spread over the masters', async () => {
+      const podB = await startTestApi(env);
+      const rooms = Array.from({ length: 24 }, (_, i) => `${name}-spread-${i}`);
+      const before = await joinsHandled();
+      const sockets = rooms.map((room) => connectClient(podB.url, 'key', { wkIdentity: room }));
+      /** SPUBLISH calls each master has served. */
+      const publishes = async () =>
+        Promise.all(
+          (await topology.masters()).map(async (node) => {
+            const stats = await node.info('commandstats');
+            return Number(/^cmdstat_spublish:calls=(\d+)/m.exec(stats)?.[1] ?? 0);
+          }),
+        );
+      try {
+        await connected(...sockets);
+        await joinsSettled(before, rooms.length);
+        const channels = rooms.map((room) => keysFor('relay:').roomChannel('key', room));
+        const subscribed = await Promise.all(
+          (await topology.masters()).map(async (node) => {
+            const counts = (await node.call('PUBSUB', 'SHARDNUMSUB', ...channels)) as (string | number)[];
+            return counts.filter((_, i) => i % 2 === 1).reduce<number>((sum, n) => sum + Number(n), 0);
+          }),
+        );
+        // Every room's channel once, on the master of its slot.
+        expect(subscribed.reduce((sum, n) => sum + n, 0)).to.equal(rooms.length);
+        const published = await publishes();
+        for (const room of rooms) {
+          const res = await post(api.url, '/v1/action', {
+            chain: 'btc',
+            wkIdentity: room,
+            action: 'tx',
+            payload: 'ab',
+            path: '0-0',
+          });
+          expect(res.status).to.equal(200);
+        }
+        await waitFor('every record', () => sockets.every((socket) => socket.received.length === 1));
+        const served = (await publishes()).map((calls, i) => calls - published[i]!);
+        expect(served.reduce((sum, n) => sum + n, 0)).to.equal(rooms.length);
+        // One master on a single Redis or a Sentinel group; on a Cluster each of its masters serves some.
+        const masters = (await topology.masters()).length;
+        expect(served.filter((n) => n > 0)).to.have.length(masters);
+        expect(subscribed.filter((n) => n > 0)).to.have.length(masters);
+      } finally {
+        for (const socket of sockets) socket.close();
         await podB.stop();
       }
     });

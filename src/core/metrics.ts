@@ -100,7 +100,7 @@ const socketJoins = new Counter({
 
 const socketEvents = new Counter({
   name: 'relay_socket_events_total',
-  help: 'Action events this pod sent, one per socket, by action type (live: as stored; replay: on a join or after an adapter gap); a record a socket already had is not counted.',
+  help: "Action events this pod sent, one per socket, by action type (live: as stored; replay: on a join or after a gap in the room channels' subscription); a record a socket already had is not counted.",
   labelNames: ['type', 'delivery'] as const,
   registers: [registry],
 });
@@ -114,8 +114,22 @@ const socketsBehind = new Counter({
 
 const socketAdapterErrors = new Counter({
   name: 'relay_socket_adapter_errors_total',
-  help: 'Events the socket.io Redis adapter could not publish to the other pods, by path.',
+  help: "Stored action records this pod could not publish on their room's channel to the other pods, by path.",
   labelNames: ['path'] as const,
+  registers: [registry],
+});
+
+const socketNotices = new Counter({
+  name: 'relay_socket_notices_received_total',
+  help: "Stored action records this pod received from Redis (its own and other pods' notices, on the channels of the rooms it holds), by path.",
+  labelNames: ['path'],
+  registers: [registry],
+});
+
+const socketNoticeBytes = new Counter({
+  name: 'relay_socket_notice_bytes_received_total',
+  help: 'Bytes of the notices counted by relay_socket_notices_received_total, by path.',
+  labelNames: ['path'],
   registers: [registry],
 });
 
@@ -128,7 +142,11 @@ export const socketMetrics = {
   ) => socketJoins.inc({ path, outcome }),
   slowReader: (path: string) => socketsBehind.inc({ path }),
   emitted: (type: string, delivery: 'live' | 'replay') => socketEvents.inc({ type, delivery }),
-  adapterError: (path: string) => socketAdapterErrors.inc({ path }),
+  publishFailed: (path: string) => socketAdapterErrors.inc({ path }),
+  noticeReceived: (path: string, bytes: number) => {
+    socketNotices.inc({ path });
+    socketNoticeBytes.inc({ path }, bytes);
+  },
 };
 
 const authOutcomes = new Counter({

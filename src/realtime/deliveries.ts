@@ -4,7 +4,7 @@ import type { RelayServer, RelaySocket } from './types.js';
 
 /**
  * Ids of the records a connection was sent. A record reaches a connection by up to three ways (the live event,
- * the replay on join, the replay after an adapter gap) in any order; only the first one sends it, so the app
+ * the replay on join, the replay after a subscription gap) in any order; only the first one sends it, so the app
  * never prompts the user twice. Records are replaced within seconds and the replays send only the mailbox's
  * current one, so the last few ids are enough; the bound keeps a long-lived socket's memory flat.
  */

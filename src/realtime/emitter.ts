@@ -3,19 +3,8 @@ import type { Side } from '../core/sides.js';
 import { errorFields, type Logger } from '../core/log.js';
 import type { ActionRecord } from '../core/types.js';
 import { deliverToRoom } from './deliveries.js';
+import type { RoomChannels } from './room-channels.js';
 import type { RelayServer } from './types.js';
-
-/** The server-side event that hands a stored action record to the other pods of a path. */
-export const STORED_NOTICE = 'relay:action-stored';
-
-/**
- * The records stored in one turn of the event loop go out in one notice, up to this many bytes of records (a
- * larger record goes alone): under load one publish, and one message for every pod to unpack, carries dozens.
- */
-const NOTICE_BYTES = 256 * 1024;
-
-/** A notice's entry: the pair's identity beside the record, so a pod without a socket of the room parses nothing. */
-type NoticeEntry = [wkIdentity: string, record: Buffer];
 
 interface Stored {
   side: Side;
@@ -24,31 +13,24 @@ interface Stored {
 }
 
 /**
- * Emits each stored action to its pair's room on the side the table names, on every pod
- * (docs/api.md#delivery-and-replay).
+ * Emits each stored action to its pair's room on the side the table names, on this pod and, through the room's
+ * channel, on every pod holding a socket of the room (docs/api.md#delivery-and-replay).
  *
- * The notice carries the records themselves (their stored JSON text, so the storing pod serializes nothing
- * again): a pod that looked the record up in the mailbox would miss every record a later POST replaced before
- * the notice arrived, and an acknowledged request must reach every socket of the room even then. The
- * cost on the write path is measured in docs/benchmarks.md.
+ * The notice carries the record itself (its stored JSON text, so the storing pod serializes nothing again): a pod
+ * that looked the record up in the mailbox would miss every record a later POST replaced before the notice
+ * arrived, and an acknowledged request must reach every socket of the room even then.
  */
 export class ActionEmitter {
   private readonly servers = new Map<Side, RelayServer>();
   private queued: Stored[] = [];
 
-  constructor(private readonly log: Logger) {}
+  constructor(
+    private readonly channels: RoomChannels,
+    private readonly log: Logger,
+  ) {}
 
   serve(side: Side, io: RelayServer): void {
     this.servers.set(side, io);
-    io.on(STORED_NOTICE, (entries: unknown) => {
-      if (!Array.isArray(entries)) return;
-      for (const entry of entries as unknown[]) {
-        if (!Array.isArray(entry)) continue;
-        const [wkIdentity, json] = entry as unknown[];
-        if (typeof wkIdentity !== 'string' || !io.sockets.adapter.rooms.has(wkIdentity)) continue;
-        if (typeof json === 'string' || Buffer.isBuffer(json)) this.storedElsewhere(io, json.toString());
-      }
-    });
   }
 
   /**
@@ -68,55 +50,24 @@ export class ActionEmitter {
     this.queued = [];
     for (const [side, io] of this.servers) {
       const records = queued.filter((stored) => stored.side === side);
-      if (records.length > 0) this.emit(io, records);
+      if (records.length > 0) this.emit(side, io, records);
     }
-    // A side not served yet had its adapter's Redis connections never ready: no socket can be in its rooms.
+    // A side not served yet had its room channels' Redis connections never ready: no socket can be in its rooms.
   }
 
-  private emit(io: RelayServer, records: Stored[]): void {
-    let entries: NoticeEntry[] = [];
-    let bytes = 0;
-    const publish = () => {
-      if (entries.length === 0) return;
-      // As bytes: the adapter then packs the notice with msgpack, where text would be JSON-escaped into it, and
-      // every pod (the sender too, which receives its own publish) would parse every record before looking at
-      // the identities. Bytes stay bytes until a pod holding a socket of the room decodes them.
-      this.attempt(
-        records.map((stored) => stored.record.action),
-        () => io.serverSideEmit(STORED_NOTICE, entries),
-      );
-      entries = [];
-      bytes = 0;
-    };
+  private emit(side: Side, io: RelayServer, records: Stored[]): void {
     for (const { record, json } of records) {
-      if (bytes > 0 && bytes + json.length > NOTICE_BYTES) publish();
-      entries.push([record.wkIdentity, Buffer.from(json)]);
-      bytes += json.length;
-    }
-    publish();
-    for (const { record, json } of records) {
-      this.attempt([record.action], () => deliverToRoom(io, record, json.length, 'live'));
+      this.channels.publish(side, record, json);
+      this.attempt(record.action, () => deliverToRoom(io, record, json.length, 'live'));
     }
   }
 
   /** Runs one emit: a failure is logged, never thrown, and the other emits go on. */
-  private attempt(actions: string[], emit: () => unknown): void {
+  private attempt(action: string, emit: () => unknown): void {
     try {
       emit();
     } catch (err) {
-      this.log.error('socket emit failed', { actions, ...errorFields(err) });
+      this.log.error('socket emit failed', { action, ...errorFields(err) });
     }
-  }
-
-  /** Another pod stored an action and this pod holds a socket of its room. */
-  private storedElsewhere(io: RelayServer, json: string): void {
-    let record: ActionRecord;
-    try {
-      record = JSON.parse(json) as ActionRecord;
-    } catch {
-      return;
-    }
-    if (typeof record?.wkIdentity !== 'string' || typeof record.id !== 'string') return;
-    deliverToRoom(io, record, json.length, 'live');
   }
 }

@@ -11,7 +11,7 @@ const RECOVERY_READS = 16;
 /**
  * Replay (docs/api.md#delivery-and-replay): a key app coming back to the foreground gets the request it
  * missed, on its own socket only, unless the record expired, is not one the table replays, or this connection
- * already had it. After an adapter gap the pod does the same for every key room it holds.
+ * already had it. After a subscription gap the pod does the same for every key room it holds.
  */
 export class Replay {
   constructor(
@@ -25,7 +25,7 @@ export class Replay {
   }
 
   /**
-   * The pod's adapter subscription was interrupted (Redis restart, failover of its shard): notices published
+   * The pod's room channels' subscription was interrupted (Redis restart, failover of its shard): notices published
    * meanwhile never reached it. Every key room it holds gets the pair's current key-bound record; the sockets
    * that had it already are skipped by its id.
    */

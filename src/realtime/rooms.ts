@@ -6,6 +6,7 @@ import { validator } from '../core/validation/validate.js';
 import { errorFields, type Logger } from '../core/log.js';
 import { socketMetrics } from '../core/metrics.js';
 import { isRedisUnavailable } from '../core/redis/clients.js';
+import { settlesWithin } from '../core/role.js';
 import { roomEvent } from './socket-schema.js';
 import type { Replay } from './replay.js';
 import { closeTransport } from './transport.js';
@@ -24,7 +25,12 @@ export interface RoomDeps {
   auth: AuthGate;
   /** Pair rooms one socket may be in: a socket watching many pairs is disconnected. */
   roomsMax: number;
+  /** Resolves once records stored for the room on any pod reach this one (room-channels.ts). */
+  listening(room: string): Promise<unknown>;
 }
+
+/** How long a join waits for its room's channel before the client is told to come back (UNAVAILABLE). */
+const LISTEN_WAIT_MS = 2000;
 
 /**
  * A room per pair: its wkIdentity. Anything the socket sends but `join` and `leave` has no listener: ignored.
@@ -142,6 +148,18 @@ async function join(socket: RelaySocket, data: unknown, deps: RoomDeps): Promise
     return { outcome: 'too_many_rooms', code: 'RATE_LIMITED' };
   }
   await socket.join(wkIdentity);
+  // Acknowledged only once the pod hears the room: a record stored after the acknowledgement reaches the socket.
+  let heard = false;
+  await settlesWithin(
+    deps.listening(wkIdentity).then(() => {
+      heard = true;
+    }),
+    LISTEN_WAIT_MS,
+  );
+  if (!heard) {
+    deps.log.warn('socket join waited too long for its room channel', { path: deps.side });
+    return UNAVAILABLE;
+  }
   await deps.replay?.toSocket(socket, wkIdentity);
   // Counted once the join is fully handled, replay included.
   socketMetrics.joined(deps.side, 'joined');

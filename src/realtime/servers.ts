@@ -5,6 +5,7 @@ import { REPLAY_SIDE } from '../mailbox/index.js';
 import { SIDES, type Side } from '../core/sides.js';
 import type { AuthGate } from '../identity/index.js';
 import type { Config } from '../core/config/config.js';
+import type { Keys } from '../core/redis/keys.js';
 import { clientIp, ipBucket } from '../core/http/client-ip.js';
 import { attachToEmitter } from '../core/library-patches.js';
 import type { RawRequestGuard } from '../core/http/raw-request-guard.js';
@@ -16,10 +17,10 @@ import { waitReady } from '../core/redis/clients.js';
 import { Liveness } from '../core/redis/liveness.js';
 import { settlesWithin } from '../core/role.js';
 import type { ActionStore } from '../mailbox/index.js';
-import { adapterClients, shardedAdapter, type AdapterClients } from './adapter.js';
 import { Backlogs } from './backlog.js';
 import { ActionEmitter } from './emitter.js';
 import { Replay } from './replay.js';
+import { channelClients, RoomChannels, type ChannelClients } from './room-channels.js';
 import { handleRooms } from './rooms.js';
 import { SocketCap } from './socket-cap.js';
 import type { RelayServer, RelaySocket } from './types.js';
@@ -27,7 +28,7 @@ import type { RelayServer, RelaySocket } from './types.js';
 /** docs/api.md#socket-limits: clients only ever send `join` and `leave`. */
 const LIMITS = { maxHttpBufferSize: 100 * 1024, pingInterval: 25_000, pingTimeout: 20_000 } as const;
 
-/** How long one wait for the adapter's connections lasts before it is logged and started again. */
+/** How long one wait for the room channels' connections lasts before it is logged and started again. */
 const READY_WAIT_MS = 5000;
 
 export interface RealtimeDeps {
@@ -35,6 +36,7 @@ export interface RealtimeDeps {
   log: Logger;
   /** The mailbox a key socket's replay reads. */
   store: ActionStore;
+  keys: Keys;
   /** The rate limiters' fail-fast client (the join budget lives beside the HTTP ones). */
   limiterRedis: RedisClient;
   /** Identity signatures of joins, as for the HTTP writes. */
@@ -42,13 +44,14 @@ export interface RealtimeDeps {
 }
 
 /**
- * The two socket.io servers (docs/api.md#real-time-events) on the API's HTTP server, their Redis adapter and the
- * action emitter.
+ * The two socket.io servers (docs/api.md#real-time-events) on the API's HTTP server, their rooms' Redis channels
+ * and the action emitter.
  */
 export class Realtime {
   readonly emitter: ActionEmitter;
-  private readonly clients: AdapterClients;
-  /** The adapter's pair, pinged: a silent subscriber would cost every event from other pods. */
+  private readonly clients: ChannelClients;
+  private readonly channels: RoomChannels;
+  /** The channels' pair, pinged: a silent subscriber would cost every event from other pods. */
   private readonly liveness: Liveness[];
   private readonly cap: SocketCap;
   private readonly backlogs: Backlogs;
@@ -56,8 +59,9 @@ export class Realtime {
   private stopping = false;
 
   constructor(private readonly deps: RealtimeDeps) {
-    this.emitter = new ActionEmitter(deps.log);
-    this.clients = adapterClients(deps.config.redis.topology);
+    this.clients = channelClients(deps.config.redis.topology);
+    this.channels = new RoomChannels(this.clients, deps.keys, deps.config.socketChannelPartitions, deps.log);
+    this.emitter = new ActionEmitter(this.channels, deps.log);
     const intervalMs = deps.config.redis.livenessIntervalMs;
     this.liveness = (['pub', 'sub'] as const).map(
       (end) =>
@@ -73,7 +77,7 @@ export class Realtime {
   }
 
   /**
-   * Whether both paths serve sockets (readiness waits for it) and the adapter's connections answer: a pod whose
+   * Whether both paths serve sockets (readiness waits for it) and the room channels' connections answer: a pod whose
    * subscriber went silent gets no events from other pods until Liveness has replaced it.
    */
   serving(): boolean {
@@ -81,7 +85,7 @@ export class Realtime {
   }
 
   /**
-   * Attaches both servers once the adapter's connections are ready, so a pod never holds sockets that events
+   * Attaches both servers once the room channels' connections are ready, so a pod never holds sockets that events
    * stored through other pods cannot reach. Until then the REST API serves alone and readiness stays 503.
    */
   async attachWhenReady(guard: RawRequestGuard): Promise<void> {
@@ -93,7 +97,7 @@ export class Realtime {
         ]);
         break;
       } catch (err) {
-        this.deps.log.warn('socket adapter waiting for Redis', errorFields(err));
+        this.deps.log.warn('socket room channels waiting for Redis', errorFields(err));
       }
     }
     if (this.stopping) return;
@@ -134,8 +138,10 @@ export class Realtime {
           log: this.deps.log,
           auth: this.deps.authGate,
           roomsMax: this.deps.config.socketRoomsMax,
+          listening: (room) => this.channels.listening(side, room),
         });
       });
+      this.channels.serve(side, io);
       this.emitter.serve(side, io);
       if (replay) this.replayAfterGaps(io, replay);
       this.servers.push(io);
@@ -156,7 +162,7 @@ export class Realtime {
   }
 
   /**
-   * The adapter's subscriber reconnected (a Redis restart, a Sentinel failover, a silent connection Liveness
+   * The room channels' subscriber reconnected (a Redis restart, a Sentinel failover, a silent connection Liveness
    * replaced: `ready` again; a failover of a cluster shard or a silent shard connection: its sharded subscriber
    * replaced, `subscribersReady`). Notices published meanwhile never came,
    * so the pod replays each key room's current record; sockets that had it already are skipped by its id.
@@ -169,11 +175,11 @@ export class Realtime {
           await this.deps.store.whenReady(READY_WAIT_MS);
           break;
         } catch (err) {
-          this.deps.log.warn('replay after an adapter gap waiting for Redis', errorFields(err));
+          this.deps.log.warn('replay after a subscription gap waiting for Redis', errorFields(err));
         }
       }
       if (this.stopping) return;
-      this.deps.log.info('socket adapter resubscribed; replaying pending requests');
+      this.deps.log.info('socket room channels resubscribed; replaying pending requests');
       await replay.toRooms(io);
     };
     const onRecovered = () =>
@@ -199,7 +205,6 @@ export class Realtime {
       // second).
       destroyUpgrade: false,
       cors: { origin: origins, methods: ['GET', 'POST'] },
-      adapter: shardedAdapter(this.clients, this.deps.config.keyPrefix, side),
       allowRequest: (req, callback) => {
         const allowed = this.cap.admit(this.ip(req), req);
         if (!allowed) socketMetrics.refused(side);
@@ -211,7 +216,7 @@ export class Realtime {
   /**
    * SIGTERM, first step: closes every connection without a socket.io disconnect packet, so the clients see a
    * transport close and reconnect (to another pod: this one refuses handshakes from now on). Bounded by
-   * `withinMs`. The adapter stays connected: records the pod still acknowledges must reach other pods.
+   * `withinMs`. The room channels stay connected: records the pod still acknowledges must reach other pods.
    */
   async closeSockets(withinMs: number): Promise<void> {
     this.stopping = true;
@@ -228,7 +233,7 @@ export class Realtime {
   }
 
   /**
-   * SIGTERM, last step, once the HTTP server stopped: the adapter's connections. The last answered POST's notice
+   * SIGTERM, last step, once the HTTP server stopped: the room channels' connections. The last answered POST's notice
    * went out before (it is published on the turn of its answer, the server closes on a later one).
    */
   async closeAdapter(): Promise<void> {

@@ -1,7 +1,7 @@
 import { io, type ManagerOptions, type Socket, type SocketOptions } from 'socket.io-client';
 import type { Side } from '../../src/core/sides.js';
 import { registry } from '../../src/core/metrics.js';
-import { channelPrefix } from '../../src/realtime/adapter.js';
+import { keysFor } from '../../src/core/redis/keys.js';
 import { redis } from './redis.js';
 import { waitFor } from './wait.js';
 
@@ -76,9 +76,9 @@ export async function joinsSettled(before: number, count: number, outcome = 'joi
   await waitFor(`${count} socket joins`, async () => (await joinsHandled(outcome)) >= before + count);
 }
 
-/** How many pods' adapters subscribe to a path's channel (what a notice of a stored action reaches). */
-export async function pathSubscribers(side: Side, keyPrefix = 'relay:'): Promise<number> {
-  const reply = (await redis().call('PUBSUB', 'SHARDNUMSUB', `${channelPrefix(keyPrefix, side)}#/#`)) as [
+/** How many pods subscribe to a pair room's channel on a path (the pods a notice of its stored records reaches). */
+export async function roomSubscribers(side: Side, room: string, keyPrefix = 'relay:'): Promise<number> {
+  const reply = (await redis().call('PUBSUB', 'SHARDNUMSUB', keysFor(keyPrefix).roomChannel(side, room))) as [
     string,
     number,
   ];

@@ -294,6 +294,7 @@ function shape(v: Values, set: ReadonlySet<VariableName>) {
       unsignedActions: unsignedActions(v.AUTH_UNSIGNED_ACTIONS),
     },
     socketRoomsMax: v.SOCKET_ROOMS_MAX,
+    socketChannelPartitions: v.SOCKET_CHANNEL_PARTITIONS,
     pushPerPairPerMinute: v.PUSH_PER_PAIR_PER_MINUTE,
     tokenRegistrationsPerHour: v.TOKEN_REGISTRATIONS_PER_HOUR,
     tokenRegistrationsPerAddressPerDay: v.TOKEN_REGISTRATIONS_PER_ADDRESS_PER_DAY,

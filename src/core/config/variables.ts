@@ -216,6 +216,10 @@ export const VARIABLES = {
     roles: API,
     doc: 'action types accepted unsigned whatever the mode or pin (`none` for no exemption); each must be in the action-type table',
   }),
+  SOCKET_CHANNEL_PARTITIONS: variable(int(0, 16_384), 0, {
+    roles: API,
+    doc: "cross-pod events: `0`, a Redis channel per pair room (a pod receives only its rooms' events); N, N hashed channels per path (fewer subscriptions, more events per pod: docs/operations.md#cross-pod-events)",
+  }),
   SOCKET_ROOMS_MAX: variable(int(1, 10_000), 4, {
     roles: API,
     doc: 'pair rooms one socket may be in; a join past it disconnects the socket',

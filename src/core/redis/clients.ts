@@ -22,13 +22,13 @@ import { RedisOutageLog, rememberAddress } from './outage-log.js';
  *   connection it is sent on, so it never shares one with reads, limiters or readiness checks. Fail fast, no
  *   pipelining; the command timeout is above the longest REDIS_WAIT_TIMEOUT_MS.
  * - `worker`: BullMQ workers block on Redis and must retry forever (`maxRetriesPerRequest: null`).
- * - `socketPub`: the socket.io adapter's publisher. It keeps its offline queue for a bounded time: after a
- *   failover the store's connection may be back before this one, and a record acknowledged in between must still
- *   reach the sockets already joined on other pods (nothing else would send it to them). Only acknowledged writes
- *   publish, so the queue holds the few seconds between two reconnects; after `PUBLISH_RETRIES` reconnect
- *   attempts (about 15 s) it is dropped, counted by `relay_socket_adapter_errors_total`, and the records are
- *   replayed on the next join.
- * - `socketSub`: the socket.io adapter's subscriber. It keeps its offline queue and retries forever, like a
+ * - `socketPub`: the room channels' publisher (cross-pod events), auto-pipelined. It keeps its offline queue for
+ *   a bounded time: after a failover the store's connection may be back before this one, and a record
+ *   acknowledged in between must still reach the sockets already joined on other pods (nothing else would send it
+ *   to them). Only acknowledged writes publish, so the queue holds the few seconds between two reconnects; after
+ *   `PUBLISH_RETRIES` reconnect attempts (about 15 s) it is dropped, counted by
+ *   `relay_socket_adapter_errors_total`, and the records are replayed on the next join.
+ * - `socketSub`: the room channels' subscriber. It keeps its offline queue and retries forever, like a
  *   worker: a room subscribed during an outage is sent once Redis is back, and ioredis resubscribes every
  *   channel it held after a reconnect (a subscription that failed fast would be lost for good). On a cluster it
  *   subscribes to each sharded channel on the master of the channel's slot.
@@ -60,10 +60,10 @@ export type { RedisClient } from './client.js';
 
 const COMMAND_TIMEOUT_MS = 1500;
 
-/** The adapter publisher's reconnect attempts before it drops what it holds: 100 ms, 200 ms, … 1 s, 1 s, … */
+/** The room channels' publisher's reconnect attempts before it drops what it holds: 100 ms, 200 ms, … 1 s, 1 s, … */
 const PUBLISH_RETRIES = 20;
 
-/** Roles that wait out an outage instead of failing fast: BullMQ workers and the adapter's subscriber. */
+/** Roles that wait out an outage instead of failing fast: BullMQ workers and the room channels' subscriber. */
 const retriesForever = (role: RedisRole) => role === 'worker' || role === 'socketSub';
 
 /**
@@ -97,7 +97,9 @@ export function redisOptions(role: RedisRole): RedisOptions {
     reconnectOnError: reconnectOnReadOnly(role),
   };
   if (retriesForever(role)) return { ...base, maxRetriesPerRequest: null };
-  if (role === 'socketPub') return { ...base, maxRetriesPerRequest: PUBLISH_RETRIES };
+  if (role === 'socketPub') {
+    return { ...base, maxRetriesPerRequest: PUBLISH_RETRIES, enableAutoPipelining: true };
+  }
   const failFast: RedisOptions = {
     ...base,
     enableOfflineQueue: false,

@@ -39,6 +39,11 @@ export interface Keys {
   pushCounted(wkIdentity: string, side: Side, jobId: string): string;
   /** The stream of push intents the action route appends to and the worker's intake reads (push/jobs.ts). */
   pushIntents: string;
+  /**
+   * The sharded pub/sub channel of a pair room's events on one path (`room`: the pair's identity, or a partition's
+   * name), tagged with it so that rooms spread over a cluster's masters.
+   */
+  roomChannel(side: Side, room: string): string;
   /** The marker a write confirmation writes before its WAIT (write-ack.ts), in the slot of `key`. */
   confirmMarker(key: string): string;
 }
@@ -57,6 +62,7 @@ export function keysFor(prefix: string): Keys {
     rates: `${prefix}rates`,
     fees: `${prefix}fees`,
     tokenInfo: (network, address) => `${prefix}tokeninfo:${network}:${address}`,
+    roomChannel: (side, room) => `${prefix}socket:${side}:{${room}}`,
     supportCounted: (jobId) => `${prefix}support:counted:${jobId}`,
     authNonce: (id, nonce) => `${prefix}authnonce:{${id}}:${nonce}`,
     authPin: (id, side) => `${prefix}authpin:{${id}}:${side}`,

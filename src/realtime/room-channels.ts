@@ -1,0 +1,141 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Side } from '../core/sides.js';
+import type { Keys } from '../core/redis/keys.js';
+import { errorFields, type Logger } from '../core/log.js';
+import { socketMetrics } from '../core/metrics.js';
+import { createRedis, type RedisClient } from '../core/redis/clients.js';
+import type { RedisTopology } from '../core/config/config.js';
+import type { ActionRecord } from '../core/types.js';
+import { deliverToRoom } from './deliveries.js';
+import type { RelayServer } from './types.js';
+
+/** The publisher and the subscriber of a pod's room channels, shared by both paths. */
+export interface ChannelClients {
+  pub: RedisClient;
+  sub: RedisClient;
+}
+
+/** On a cluster the subscriber holds one connection per master (ioredis' sharded subscribers). */
+export function channelClients(topology: RedisTopology): ChannelClients {
+  return { pub: createRedis(topology, 'socketPub'), sub: createRedis(topology, 'socketSub') };
+}
+
+/** A subscribed channel: how many of the pod's rooms of one path it serves, and when Redis confirmed it. */
+interface Subscription {
+  side: Side;
+  rooms: number;
+  confirmed: Promise<unknown>;
+}
+
+/** Bytes of a notice's header: the publishing pod's id, a space. */
+const POD_ID_BYTES = 16;
+
+/**
+ * Cross-pod delivery of stored action records (docs/operations.md#cross-pod-events): a sharded pub/sub channel
+ * per pair room and path (`SSUBSCRIBE`/`SPUBLISH`), subscribed while the pod holds a socket in the room, so a pod
+ * receives the records of its own rooms only and a cluster spreads the channels over its masters. With
+ * `partitions` > 0 rooms share that many hashed channels per path instead, and a pod skips the records of rooms
+ * it does not hold.
+ *
+ * A notice is `<pod id> <room>\n<stored record JSON>`: a pod skips its own (it delivered them already) and
+ * those of rooms it does not hold before decoding the record.
+ */
+export class RoomChannels {
+  private readonly pod = randomBytes(POD_ID_BYTES / 2).toString('hex');
+  private readonly subscriptions = new Map<string, Subscription>();
+  private readonly servers = new Map<Side, RelayServer>();
+
+  constructor(
+    private readonly clients: ChannelClients,
+    private readonly keys: Keys,
+    private readonly partitions: number,
+    private readonly log: Logger,
+  ) {
+    clients.sub.on('smessageBuffer', (channel: Buffer, message: Buffer) => this.received(channel, message));
+  }
+
+  /**
+   * Follows the pair rooms of `io`: a room's channel is subscribed when the room's first socket on this pod joins
+   * it and left when its last one leaves (a socket's own room, named by its id, is not a pair's).
+   */
+  serve(side: Side, io: RelayServer): void {
+    this.servers.set(side, io);
+    const pairRoom = (room: string) => !io.sockets.sockets.has(room);
+    io.sockets.adapter.on('create-room', (room: string) => pairRoom(room) && this.hold(side, room));
+    io.sockets.adapter.on('delete-room', (room: string) => pairRoom(room) && this.release(side, room));
+  }
+
+  /** Resolves once Redis confirmed the subscription of a room the pod holds: every record stored after it reaches the pod. */
+  listening(side: Side, room: string): Promise<unknown> {
+    return this.subscriptions.get(this.channelOf(side, room))?.confirmed ?? Promise.resolve();
+  }
+
+  /**
+   * Publishes a record this pod stored to the other pods holding its room. A failure is counted and logged,
+   * never thrown: the record reached this pod's sockets, stays readable, and key-bound ones are replayed on the
+   * next join.
+   */
+  publish(side: Side, record: ActionRecord, json: string): void {
+    const room = record.wkIdentity;
+    this.clients.pub
+      .spublish(this.channelOf(side, room), `${this.pod} ${room}\n${json}`)
+      .catch((err: unknown) => {
+        socketMetrics.publishFailed(side);
+        this.log.error('socket notice not published', { path: side, ...errorFields(err) });
+      });
+  }
+
+  private channelOf(side: Side, room: string): string {
+    if (this.partitions === 0) return this.keys.roomChannel(side, room);
+    const hash = createHash('sha1').update(room).digest().readUInt32BE(0);
+    return this.keys.roomChannel(side, `p${hash % this.partitions}`);
+  }
+
+  private hold(side: Side, room: string): void {
+    const channel = this.channelOf(side, room);
+    const held = this.subscriptions.get(channel);
+    if (held) {
+      held.rooms += 1;
+      return;
+    }
+    const confirmed = this.clients.sub.ssubscribe(channel);
+    // A join waiting for it sees the failure (and is refused, so the room is left again); nobody else waits.
+    confirmed.catch((err: unknown) =>
+      this.log.warn('socket room channel not subscribed', { path: side, ...errorFields(err) }),
+    );
+    this.subscriptions.set(channel, { side, rooms: 1, confirmed });
+  }
+
+  private release(side: Side, room: string): void {
+    const channel = this.channelOf(side, room);
+    const subscription = this.subscriptions.get(channel);
+    if (!subscription) return;
+    subscription.rooms -= 1;
+    if (subscription.rooms > 0) return;
+    this.subscriptions.delete(channel);
+    this.clients.sub.sunsubscribe(channel).catch((err: unknown) => {
+      this.log.warn('socket room channel not left', { path: side, ...errorFields(err) });
+    });
+  }
+
+  private received(channel: Buffer, message: Buffer): void {
+    const subscription = this.subscriptions.get(channel.toString());
+    if (!subscription) return;
+    const { side } = subscription;
+    socketMetrics.noticeReceived(side, message.length);
+    if (message.toString('latin1', 0, POD_ID_BYTES) === this.pod) return;
+    const end = message.indexOf(10, POD_ID_BYTES + 1);
+    if (end < 0) return;
+    const room = message.toString('latin1', POD_ID_BYTES + 1, end);
+    const io = this.servers.get(side)!;
+    if (!io.sockets.adapter.rooms.has(room)) return;
+    let record: ActionRecord;
+    try {
+      record = JSON.parse(message.toString('utf8', end + 1)) as ActionRecord;
+    } catch {
+      return;
+    }
+    if (record?.wkIdentity !== room || typeof record.id !== 'string') return;
+    deliverToRoom(io, record, message.length - end - 1, 'live');
+  }
+}
