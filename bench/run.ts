@@ -6,7 +6,7 @@
  *
  *   npm run bench -- [--duration 10] [--rounds 5] [--connections 64] [--warmup 3] [--long 60]
  *                    [--runner dist|tsx] [--phase sync-get,action-post,push,routed,routed-push,intake,verify,signed,long,
- *                    sockets,storm]
+ *                    sockets,storm,fanout]
  *                    [--profile] [--relay-node-args=--flag] [--socket-clients 5000] [--socket-rate 200]
  *                    [--socket-seconds 20] [--signed-requests 4000] [--storm-clients 5000] [--backlog 4096]
  *
@@ -14,7 +14,8 @@
  * `signed` compares POST /v1/action unsigned, signed and with a stranger's junk signature on the relay.
  *
  * The sockets and storm phases are not in the default set (they start more pods and thousands of clients):
- * `npm run bench -- --phase storm`.
+ * `npm run bench -- --phase storm`. `fanout` (bench/fanout.ts) starts four pods per channel mode:
+ * `npm run bench -- --phase fanout --long 0 [--fanout-before <checkout of the previous release>]`.
  *
  * `--topology sentinel,cluster` instead compares Redis topologies (test/helpers/topologies.ts, on loopback):
  * GET /v1/sync/{id} and POST /v1/action on each, as ratios to a standalone Redis measured in the same run, and
@@ -41,6 +42,7 @@ import { drive, median, medianSummary, type Measured, type Summary } from './loa
 import { intakePhase } from './intake.js';
 import { signedPhase } from './signed.js';
 import { socketsPhase, stormPhase } from './sockets.js';
+import { fanoutPhase, fanoutSummary, type FanoutMode } from './fanout.js';
 import { verifyFigures } from './verify.js';
 import { startTopology, TOPOLOGIES, type TopologyName } from '../test/helpers/topologies.js';
 
@@ -63,6 +65,12 @@ const { values: args } = parseArgs({
     'socket-rate': { type: 'string', default: '200' },
     'socket-seconds': { type: 'string', default: '20' },
     'storm-clients': { type: 'string', default: '5000' },
+    'fanout-pairs': { type: 'string', default: '300' },
+    'fanout-rates': { type: 'string', default: '500,1000,2000' },
+    'fanout-seconds': { type: 'string', default: '10' },
+    'fanout-partitions': { type: 'string', default: '64' },
+    // A checkout of another release (its dependencies installed) whose pods the fanout phase measures too.
+    'fanout-before': { type: 'string' },
     // HTTP_BACKLOG of every relay pod (unset: the relay's default), to compare accept queues in the storm.
     backlog: { type: 'string' },
     topology: { type: 'string' },
@@ -87,6 +95,7 @@ const PHASES = [
   'long',
   'sockets',
   'storm',
+  'fanout',
 ];
 const phases = new Set(args.phase.split(','));
 const unknownPhases = [...phases].filter((phase) => !PHASES.includes(phase));
@@ -566,9 +575,31 @@ async function main(): Promise<void> {
   const storm = phases.has('storm')
     ? await stormPhase({ out, clients: Number(args['storm-clients']), rounds, startPod })
     : undefined;
+  const relayArgs = [...profileArgs, ...relayNodeArgs, ...entryArgs(runner, 'src/main.ts')];
+  const before = args['fanout-before'];
+  const fanoutModes: FanoutMode[] = [
+    ...(before ? [{ name: 'before', nodeArgs: ['--import=tsx', join(before, 'src/main.ts')], env: {} }] : []),
+    { name: 'room', nodeArgs: relayArgs, env: { SOCKET_CHANNEL_PARTITIONS: '0' } },
+    {
+      name: `partitions=${args['fanout-partitions']}`,
+      nodeArgs: relayArgs,
+      env: { SOCKET_CHANNEL_PARTITIONS: args['fanout-partitions'] },
+    },
+  ];
+  const fanout = phases.has('fanout')
+    ? await fanoutPhase({
+        modes: fanoutModes,
+        env: { ...RELAY_ENV, REDIS_URL: redis.url },
+        pairs: Number(args['fanout-pairs']),
+        rates: args['fanout-rates'].split(',').map(Number),
+        seconds: Number(args['fanout-seconds']),
+        out,
+      })
+    : undefined;
   out();
   out('medians');
   out(HEADER);
+  for (const line of fanout ? fanoutSummary(fanout) : []) out(line);
   const verdict = (okay: boolean) => (okay ? 'met' : 'MISSED');
   if (get) {
     const m = get.medians;
@@ -640,6 +671,7 @@ async function main(): Promise<void> {
         long,
         sockets,
         storm,
+        fanout,
         raw,
       },
       null,
