@@ -9,7 +9,7 @@ import { errorFields, type Logger } from './core/log.js';
 import { Realtime } from './realtime/index.js';
 import { createRedis, redisServes } from './core/redis/clients.js';
 import type { RoleHandle } from './core/role.js';
-import { AuthGate } from './identity/index.js';
+import { AuthGate, chooseVerifier } from './identity/index.js';
 import { ActionStore } from './mailbox/index.js';
 import { AuthStore } from './identity/index.js';
 import { keysFor } from './core/redis/keys.js';
@@ -31,7 +31,8 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
   const keys = keysFor(config.keyPrefix);
   const ack = WriteAck.open(config.redis, keys);
   const actionStore = new ActionStore(actionsRedis, keys, config.action.ttlSeconds, ack);
-  const authGate = new AuthGate(config.auth, new AuthStore(redis, keys, ack));
+  const verifier = chooseVerifier(config.auth.signatureVerifier, log);
+  const authGate = new AuthGate(config.auth, new AuthStore(redis, keys, ack), verifier);
   const realtime = new Realtime({ config, log, store: actionStore, limiterRedis, authGate });
   let draining = false;
 

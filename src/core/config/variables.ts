@@ -216,6 +216,10 @@ export const VARIABLES = {
     roles: API,
     doc: 'action types accepted unsigned whatever the mode or pin (`none` for no exemption); each must be in the action-type table',
   }),
+  SIGNATURE_VERIFIER: variable(oneOf(['auto', 'libsecp256k1', 'node:crypto']), 'auto', {
+    roles: API,
+    doc: '`auto`: libsecp256k1 where its native binding loads, else `node:crypto`; or either forced (docs/operations.md#signature-verification)',
+  }),
   SOCKET_ROOMS_MAX: variable(int(1, 10_000), 4, {
     roles: API,
     doc: 'pair rooms one socket may be in; a join past it disconnects the socket',
