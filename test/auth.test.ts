@@ -75,6 +75,14 @@ function expectRefused(res: Reply, code: string, field?: string) {
 const CREDENTIAL = ['signature', 'message', 'publicKey', 'witnessScript'];
 
 describe('identity-signed requests: configuration', () => {
+  it('SIGNATURE_VERIFIER: auto unless set to one of the two paths', () => {
+    expect(loadConfig({}).auth.signatureVerifier).to.equal('auto');
+    for (const path of VERIFIER_PATHS) {
+      expect(loadConfig({ SIGNATURE_VERIFIER: path }).auth.signatureVerifier).to.equal(path);
+    }
+    expect(() => loadConfig({ SIGNATURE_VERIFIER: 'elliptic' })).to.throw(ConfigError, 'SIGNATURE_VERIFIER');
+  });
+
   it('AUTH_ROUTES overrides AUTH_MODE per route', () => {
     const config = loadConfig({
       AUTH_MODE: 'off',
@@ -88,6 +96,7 @@ describe('identity-signed requests: configuration', () => {
       pinDays: 30,
       pinJoins: false,
       unsignedActions: ['recoveryrequest', 'chainsyncrequest'],
+      signatureVerifier: 'auto',
     });
     expect(loadConfig({}).auth.modes).to.deep.equal({
       action: 'optional',

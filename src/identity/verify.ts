@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { AuthRoute } from '../core/signed-routes.js';
 import type { Location } from '../core/validation/validate.js';
 import { credentialProperties } from './credential-schema.js';
-import { p2pkhAddress, p2wshProgram, sha256 } from './bitcoin.js';
+import { p2pkhAddress, p2wshProgram } from './bitcoin.js';
 import type { SignatureVerifier } from './signature.js';
 
 /**
@@ -200,7 +200,7 @@ function check(
   // holding only the address stops here.
   const address = p2wshProgram(wkIdentity);
   const scriptBytes = Buffer.from(script, 'hex');
-  if (!address || !Buffer.from(sha256(scriptBytes)).equals(address.program)) {
+  if (!address || !createHash('sha256').update(scriptBytes).digest().equals(address.program)) {
     refuse(location, 'witnessScript', 'script', 'witnessScript is not the script of wkIdentity');
   }
   // 8
