@@ -50,5 +50,3 @@ export function p2pkhAddress(publicKey: Uint8Array, network: Network): string {
   payload.set(ripemd160(sha256(publicKey)), 1);
   return base58.encode(payload);
 }
-
-export { sha256 };

@@ -95,21 +95,34 @@ export function nativeVerifier(): SignatureVerifier {
 /** SIGNATURE_VERIFIER: `auto` takes libsecp256k1 where its binding loads, node:crypto elsewhere. */
 export type VerifierSetting = 'auto' | VerifierPath;
 
-/** The verifier of this process, logged once; a forced `libsecp256k1` that does not load fails the start. */
-export function chooseVerifier(setting: VerifierSetting, log: Logger): SignatureVerifier {
+export interface VerifierChoice {
+  verifier: SignatureVerifier;
+  /** Why node:crypto, when it is the one. */
+  reason?: string;
+  /** Whether it was meant to be libsecp256k1. */
+  fallback: boolean;
+}
+
+/** The verifier of this process; a forced `libsecp256k1` whose binding does not load stops the start. */
+export function chooseVerifier(setting: VerifierSetting): VerifierChoice {
   if (setting === 'node:crypto') {
-    log.info('signature verification', { path: 'node:crypto', reason: 'SIGNATURE_VERIFIER=node:crypto' });
-    return nodeCryptoVerifier;
+    return { verifier: nodeCryptoVerifier, reason: 'SIGNATURE_VERIFIER=node:crypto', fallback: false };
   }
   try {
-    const native = nativeVerifier();
-    log.info('signature verification', { path: native.path });
-    return native;
+    return { verifier: nativeVerifier(), fallback: false };
   } catch (err) {
     const reason = `native binding not available: ${String((err as Error).message).split('\n')[0]}`;
-    if (setting === 'libsecp256k1')
+    if (setting === 'libsecp256k1') {
       throw new Error(`SIGNATURE_VERIFIER=libsecp256k1: ${reason}`, { cause: err });
-    log.warn('signature verification', { path: 'node:crypto', reason });
-    return nodeCryptoVerifier;
+    }
+    return { verifier: nodeCryptoVerifier, reason, fallback: true };
   }
+}
+
+/** The start-up line naming the path (docs/operations.md, "Signature verification"); a fallback warns. */
+export function announceVerifier({ verifier, reason, fallback }: VerifierChoice, log: Logger): void {
+  log[fallback ? 'warn' : 'info']('signature verification', {
+    path: verifier.path,
+    ...(reason === undefined ? {} : { reason }),
+  });
 }

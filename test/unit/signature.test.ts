@@ -1,7 +1,13 @@
 import { expect } from 'chai';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { createLogger } from '../../src/core/log.js';
-import { chooseVerifier, nodeCryptoVerifier, type SignatureVerifier } from '../../src/identity/signature.js';
+import {
+  announceVerifier,
+  chooseVerifier,
+  nodeCryptoVerifier,
+  type SignatureVerifier,
+  type VerifierSetting,
+} from '../../src/identity/signature.js';
 import {
   KEY_PRIVATE,
   publicKeyOf,
@@ -121,17 +127,18 @@ describe('the two curve steps agree', () => {
   });
 });
 
-describe('the verifier a process chooses at start-up', () => {
-  function choose(setting: Parameters<typeof chooseVerifier>[0]) {
+describe('the verifier a process chooses at start-up, and its one line', () => {
+  function choose(setting: VerifierSetting) {
     const lines: Record<string, unknown>[] = [];
-    const verifier = chooseVerifier(
-      setting,
-      createLogger('info', {}, (line) => lines.push(JSON.parse(line))),
+    const choice = chooseVerifier(setting);
+    announceVerifier(
+      choice,
+      createLogger('info', {}, (line) => lines.push(JSON.parse(line) as Record<string, unknown>)),
     );
-    return { path: verifier.path, lines: lines.map(({ time: _, ...line }) => line) };
+    return { path: choice.verifier.path, lines: lines.map(({ time: _, ...line }) => line) };
   }
 
-  it('auto: libsecp256k1 where its binding loads, in one line', function () {
+  it('auto: libsecp256k1 where its binding loads', function () {
     verifierFor('libsecp256k1', this);
     expect(choose('auto')).to.deep.equal({
       path: 'libsecp256k1',
@@ -151,5 +158,17 @@ describe('the verifier a process chooses at start-up', () => {
         },
       ],
     });
+  });
+
+  it('a fallback is a warning naming why the binding did not load', () => {
+    const lines: Record<string, unknown>[] = [];
+    const reason = 'native binding not available: No native build was found';
+    announceVerifier(
+      { verifier: nodeCryptoVerifier, reason, fallback: true },
+      createLogger('info', {}, (line) => lines.push(JSON.parse(line) as Record<string, unknown>)),
+    );
+    expect(lines.map(({ time: _, ...line }) => line)).to.deep.equal([
+      { level: 'warn', msg: 'signature verification', path: 'node:crypto', reason },
+    ]);
   });
 });
