@@ -15,9 +15,16 @@ COPY worker ./worker
 COPY scripts ./scripts
 RUN npm run build
 
-# Production dependencies only: no tsx, no compiler, no test tools in the image.
+# Production dependencies only: no tsx, no compiler, no test tools in the image. The compiler stays in this
+# stage: secp256k1's native binding (libsecp256k1, which verifies signatures) is built here from its source for
+# the image's platform, in place of the package's prebuilt ones, and must load (see docs/operations.md,
+# "Signature verification").
 FROM base AS deps
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN apt-get update && apt-get install -y --no-install-recommends g++ make python3 && rm -rf /var/lib/apt/lists/*
+RUN npm ci --omit=dev --no-audit --no-fund \
+ && rm -rf node_modules/secp256k1/prebuilds && npm rebuild secp256k1 \
+ && node -e "require('secp256k1/bindings')" \
+ && npm cache clean --force
 
 FROM node:24.21.0-slim
 ENV NODE_ENV=production

@@ -10,8 +10,9 @@
  *                    [--profile] [--relay-node-args=--flag] [--socket-clients 5000] [--socket-rate 200]
  *                    [--socket-seconds 20] [--signed-requests 4000] [--storm-clients 5000] [--backlog 4096]
  *
- * `verify` measures one identity verification in this process (the curve with node:crypto and @noble/curves);
- * `signed` compares POST /v1/action unsigned, signed and with a stranger's junk signature on the relay.
+ * `verify` measures one identity verification in this process (the curve with libsecp256k1, node:crypto and
+ * @noble/curves); `signed` compares POST /v1/action unsigned, signed and with a stranger's junk signature, on a
+ * relay per verification path (SIGNATURE_VERIFIER=node:crypto, then libsecp256k1).
  *
  * The sockets and storm phases are not in the default set (they start more pods and thousands of clients):
  * `npm run bench -- --phase storm`. `fanout` (bench/fanout.ts) starts four pods per channel mode:
@@ -44,6 +45,7 @@ import { signedPhase } from './signed.js';
 import { socketsPhase, stormPhase } from './sockets.js';
 import { fanoutPhase, fanoutSummary, type FanoutMode } from './fanout.js';
 import { verifyFigures } from './verify.js';
+import type { VerifierPath } from '../src/identity/signature.js';
 import { startTopology, TOPOLOGIES, type TopologyName } from '../test/helpers/topologies.js';
 
 const { values: args } = parseArgs({
@@ -536,30 +538,44 @@ async function main(): Promise<void> {
     for (const [name, us] of Object.entries(verify)) out(`  ${name.padEnd(26)} ${us}`);
     out();
   }
-  const signed =
-    phases.has('signed') && withAction
-      ? await signedPhase(relay, {
-          rounds,
-          connections,
-          requests: Number(args['signed-requests']),
-          out,
-          header: HEADER,
-          fmt,
-        })
-      : undefined;
-  if (signed) out();
-  const long = phases.has('long') && longSeconds > 0 ? await longRun(relay, withAction, idle) : undefined;
   // More relay pods (API role) on the benchmark's Redis, each with a metrics listener, for the socket phases.
-  const startPod = async (name: string, metricsPort: number) => {
+  const startPod = async (name: string, metricsPort: number, env: Record<string, string> = {}) => {
     const port = await freePort();
     return spawnChild({
       name,
       nodeArgs: [...profileArgs, ...relayNodeArgs, ...entryArgs(runner, 'src/main.ts')],
-      env: { ...RELAY_ENV, PORT: String(port), REDIS_URL: redis.url, METRICS_PORT: String(metricsPort) },
+      env: {
+        ...RELAY_ENV,
+        ...env,
+        PORT: String(port),
+        REDIS_URL: redis.url,
+        METRICS_PORT: String(metricsPort),
+      },
       port,
       readyPath: '/readyz',
     });
   };
+  // The signed phase once per verification path, each on a relay of its own that was told which to take.
+  const signed: Partial<Record<VerifierPath, Awaited<ReturnType<typeof signedPhase>>>> = {};
+  const verifierPaths: VerifierPath[] = ['node:crypto', 'libsecp256k1'];
+  for (const path of phases.has('signed') && withAction ? verifierPaths : []) {
+    const pod = await startPod(`relay-${path.replace(':', '-')}`, 0, { SIGNATURE_VERIFIER: path });
+    try {
+      out(`SIGNATURE_VERIFIER=${path}`);
+      signed[path] = await signedPhase(pod, {
+        rounds,
+        connections,
+        requests: Number(args['signed-requests']),
+        out,
+        header: HEADER,
+        fmt,
+      });
+    } finally {
+      await pod.stop();
+    }
+    out();
+  }
+  const long = phases.has('long') && longSeconds > 0 ? await longRun(relay, withAction, idle) : undefined;
   const sockets = phases.has('sockets')
     ? await socketsPhase({
         out,
@@ -622,10 +638,12 @@ async function main(): Promise<void> {
     out(`POST /v1/action 2 KB throughput routed and pushed/stored only: median ${routedPush.rpsRatio}`);
     out(`POST /v1/action 2 KB CPU per request routed and pushed/stored only: median ${routedPush.cpuRatio}`);
   }
-  if (signed) {
-    out(`POST /v1/action CPU per request signed/unsigned: median ${signed.signedCpuRatio}`);
-    out(`POST /v1/action throughput signed/unsigned: median ${signed.signedRpsRatio}`);
-    out(`POST /v1/action CPU per request junk signature/unsigned: median ${signed.junkCpuRatio}`);
+  for (const [path, result] of Object.entries(signed)) {
+    out(
+      `POST /v1/action CPU per request signed/unsigned, ${path}: median ${result.signedCpuRatio} (target <= 1.5: ${verdict(result.signedCpuRatio <= 1.5)})`,
+    );
+    out(`POST /v1/action throughput signed/unsigned, ${path}: median ${result.signedRpsRatio}`);
+    out(`POST /v1/action CPU per request junk signature/unsigned, ${path}: median ${result.junkCpuRatio}`);
   }
   if (storm) {
     out(

@@ -1,13 +1,14 @@
 /**
- * CPU per identity verification, in this process: the relay's checks end to end (node:crypto for the curve, the
- * relay's choice), the curve step alone with @noble/curves and with node:crypto (OpenSSL), and the junk a
- * stranger can send for a public identity. Reported by `npm run bench -- --phases verify`; see
+ * CPU per identity verification, in this process: the relay's checks end to end on each of its two curve steps
+ * (libsecp256k1, node:crypto), the curve step alone on each and with @noble/curves, and the junk a stranger can
+ * send for a public identity. Reported by `npm run bench -- --phases verify`; see
  * docs/benchmarks.md.
  */
 import { createPublicKey, createHash, verify as nodeVerify, type KeyObject } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { framedMessage, signedMessageDigest, verifyMessage } from '../src/identity/bitcoin.js';
+import { framedMessage, signedMessageDigest } from '../src/identity/bitcoin.js';
+import { nativeVerifier, nodeCryptoVerifier } from '../src/identity/signature.js';
 import { verifyCredential } from '../src/identity/verify.js';
 import { dataOf, PAIR, publicKeyOf, signed, STRANGER_PRIVATE, OTHER_PAIR } from '../test/helpers/signing.js';
 
@@ -36,12 +37,16 @@ function timeIt(fn: () => unknown, perBatch: number, batches = 7): number {
 }
 
 export interface VerifyFigures {
-  /** verifyCredential on a signed 10 KB tx: every check, node:crypto for the curve. */
-  relayChecks: number;
+  /** verifyCredential on a signed 10 KB tx: every check, libsecp256k1 for the curve. */
+  relayChecksLibsecp256k1: number;
+  /** The same, node:crypto for the curve (the fallback). */
+  relayChecksNodeCrypto: number;
+  /** The relay's curve step (framing, hash, verify) with libsecp256k1's native binding. */
+  curveLibsecp256k1: number;
+  /** The same with node:crypto, for a signer whose key it imported before. */
+  curveNodeCrypto: number;
   /** The curve step alone, with @noble/curves 2 (JavaScript). */
   curveNoble: number;
-  /** The relay's curve step (framing, hash, verify) for a signer whose key it imported before. */
-  curveRelay: number;
   /** node:crypto: the key imported per request (it differs per pair), then crypto.verify. */
   curveNodeImportAndVerify: number;
   /** node:crypto with the KeyObject already made (a lower bound: a relay cannot cache every pair's key). */
@@ -61,7 +66,11 @@ export function verifyFigures(): VerifyFigures {
   };
   const body = signed(tx, { purpose: 'action', timestamp: now });
   const request = { purpose: 'action' as const, location: 'body' as const, body };
-  if (!verifyCredential(request, now, 600_000).ok) throw new Error('the benchmark body does not verify');
+  const native = nativeVerifier();
+  for (const verifier of [native, nodeCryptoVerifier]) {
+    if (!verifyCredential(request, verifier, now, 600_000).ok)
+      throw new Error('the benchmark body does not verify');
+  }
 
   const signature = Buffer.from(body.signature, 'base64');
   const digest = signedMessageDigest(Buffer.from(body.message));
@@ -75,7 +84,7 @@ export function verifyFigures(): VerifyFigures {
   const publicKey = Buffer.from(body.publicKey, 'hex');
   const message = Buffer.from(body.message);
   const nobleOk = () => secp256k1.verify(rs, digest, publicKey, { prehash: false, lowS: false });
-  if (!nodeOk() || !nobleOk() || !verifyMessage(message, rs, publicKey)) {
+  if (!nodeOk() || !nobleOk() || !native.verifyMessage(message, rs, publicKey)) {
     throw new Error('the curve step does not verify');
   }
   const junk = {
@@ -92,17 +101,19 @@ export function verifyFigures(): VerifyFigures {
     witnessScript: OTHER_PAIR.witnessScript,
   };
   const junkRequest = { purpose: 'action' as const, location: 'body' as const, body: junk };
-  if (verifyCredential(junkRequest, now, 600_000).ok) throw new Error('junk verified');
+  if (verifyCredential(junkRequest, native, now, 600_000).ok) throw new Error('junk verified');
 
   return {
-    relayChecks: timeIt(() => verifyCredential(request, now, 600_000), 300),
+    relayChecksLibsecp256k1: timeIt(() => verifyCredential(request, native, now, 600_000), 300),
+    relayChecksNodeCrypto: timeIt(() => verifyCredential(request, nodeCryptoVerifier, now, 600_000), 300),
+    curveLibsecp256k1: timeIt(() => native.verifyMessage(message, rs, publicKey), 300),
+    curveNodeCrypto: timeIt(() => nodeCryptoVerifier.verifyMessage(message, rs, publicKey), 300),
     curveNoble: timeIt(nobleOk, 300),
-    curveRelay: timeIt(() => verifyMessage(message, rs, publicKey), 300),
     curveNodeImportAndVerify: timeIt(
       () => nodeVerify('sha256', singleSha, { key: nodeKey(body.publicKey), dsaEncoding: 'ieee-p1363' }, rs),
       300,
     ),
     curveNodeVerifyOnly: timeIt(nodeOk, 300),
-    junk: timeIt(() => verifyCredential(junkRequest, now, 600_000), 3000),
+    junk: timeIt(() => verifyCredential(junkRequest, native, now, 600_000), 3000),
   };
 }

@@ -9,7 +9,7 @@ import { errorFields, type Logger } from './core/log.js';
 import { Realtime } from './realtime/index.js';
 import { createRedis, redisServes } from './core/redis/clients.js';
 import type { RoleHandle } from './core/role.js';
-import { AuthGate } from './identity/index.js';
+import { announceVerifier, AuthGate, chooseVerifier } from './identity/index.js';
 import { ActionStore } from './mailbox/index.js';
 import { AuthStore } from './identity/index.js';
 import { keysFor } from './core/redis/keys.js';
@@ -24,6 +24,7 @@ export interface ApiHandle extends RoleHandle {
 /** Starts the API role: its own Redis clients, the Koa app and an HTTP server with bounded timeouts. */
 export async function startApi(config: Config, log: Logger): Promise<ApiHandle> {
   addActionTypes(config.actionTypesExtra);
+  const verification = chooseVerifier(config.auth.signatureVerifier);
   const redis = createRedis(config.redis.topology, 'store');
   const actionsRedis = createRedis(config.redis.topology, 'actions');
   const limiterRedis = createRedis(config.redis.topology, 'limiter');
@@ -31,7 +32,7 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
   const keys = keysFor(config.keyPrefix);
   const ack = WriteAck.open(config.redis, keys);
   const actionStore = new ActionStore(actionsRedis, keys, config.action.ttlSeconds, ack);
-  const authGate = new AuthGate(config.auth, new AuthStore(redis, keys, ack));
+  const authGate = new AuthGate(config.auth, new AuthStore(redis, keys, ack), verification.verifier);
   const realtime = new Realtime({ config, log, keys, store: actionStore, limiterRedis, authGate });
   let draining = false;
 
@@ -79,6 +80,7 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
   server.keepAliveTimeout = 65_000;
   const url = await listen(server, config.port, config.host, 'PORT', log, config.httpBacklog);
   log.info('api listening', { host: config.host, port: Number(new URL(url).port) });
+  announceVerifier(verification, log);
   // In the background: with Redis away at start-up, the REST API answers (503s) meanwhile.
   void realtime
     .attachWhenReady(guard)

@@ -6,6 +6,7 @@ import type { AppError } from '../src/core/errors.js';
 import { createLogger } from '../src/core/log.js';
 import { createRedis, type RedisClient } from '../src/core/redis/clients.js';
 import { AuthStore } from '../src/identity/store.js';
+import type { SignatureVerifier } from '../src/identity/signature.js';
 import { WriteAck } from '../src/core/redis/write-ack.js';
 import { registry } from '../src/core/metrics.js';
 import { keysFor } from '../src/core/redis/keys.js';
@@ -34,6 +35,7 @@ import {
   joinsSettled,
   type TestClient,
 } from './helpers/sockets.js';
+import { VERIFIER_PATHS, verifierFor } from './helpers/verifiers.js';
 import { waitFor } from './helpers/wait.js';
 import { FakeFcm } from './helpers/fake-fcm.js';
 import { startTestWorker } from './helpers/worker.js';
@@ -73,6 +75,14 @@ function expectRefused(res: Reply, code: string, field?: string) {
 const CREDENTIAL = ['signature', 'message', 'publicKey', 'witnessScript'];
 
 describe('identity-signed requests: configuration', () => {
+  it('SIGNATURE_VERIFIER: auto unless set to one of the two paths', () => {
+    expect(loadConfig({}).auth.signatureVerifier).to.equal('auto');
+    for (const path of VERIFIER_PATHS) {
+      expect(loadConfig({ SIGNATURE_VERIFIER: path }).auth.signatureVerifier).to.equal(path);
+    }
+    expect(() => loadConfig({ SIGNATURE_VERIFIER: 'elliptic' })).to.throw(ConfigError, 'SIGNATURE_VERIFIER');
+  });
+
   it('AUTH_ROUTES overrides AUTH_MODE per route', () => {
     const config = loadConfig({
       AUTH_MODE: 'off',
@@ -86,6 +96,7 @@ describe('identity-signed requests: configuration', () => {
       pinDays: 30,
       pinJoins: false,
       unsignedActions: ['recoveryrequest', 'chainsyncrequest'],
+      signatureVerifier: 'auto',
     });
     expect(loadConfig({}).auth.modes).to.deep.equal({
       action: 'optional',
@@ -137,36 +148,45 @@ describe('identity-signed requests: configuration', () => {
   });
 });
 
-describe('identity-signed requests: the gate', () => {
-  let client: RedisClient;
-  let store: AuthStore;
-  const admission = { route: 'action' as const, location: 'body' as const, body: vectorBody(), log: silent };
-  before(async () => {
-    client = createRedis(testTopology(), 'store');
-    store = new AuthStore(client, keys, WriteAck.none);
-    // A fail-fast client refuses commands until it is connected.
-    await waitFor('the store client to connect', () => client.status === 'ready');
-  });
-  after(() => client.quit());
+for (const path of VERIFIER_PATHS) {
+  describe(`identity-signed requests: the gate, the curve step on ${path}`, () => {
+    let verifier: SignatureVerifier;
+    let client: RedisClient;
+    let store: AuthStore;
+    const admission = {
+      route: 'action' as const,
+      location: 'body' as const,
+      body: vectorBody(),
+      log: silent,
+    };
+    before(async function () {
+      verifier = verifierFor(path, this);
+      client = createRedis(testTopology(), 'store');
+      store = new AuthStore(client, keys, WriteAck.none);
+      // A fail-fast client refuses commands until it is connected.
+      await waitFor('the store client to connect', () => client.status === 'ready');
+    });
+    after(() => client.quit());
 
-  it('admits the reference vector at its timestamp (clock injected) and removes the four fields', async () => {
-    const gate = new AuthGate(loadConfig({}).auth, store, () => VECTOR.now);
-    const { body } = await gate.admit(admission);
-    expect(body).to.deep.equal(VECTOR_REQUEST);
-  });
+    it('admits the reference vector at its timestamp (clock injected) and removes the four fields', async () => {
+      const gate = new AuthGate(loadConfig({}).auth, store, verifier, () => VECTOR.now);
+      const { body } = await gate.admit(admission);
+      expect(body).to.deep.equal(VECTOR_REQUEST);
+    });
 
-  it('refuses the reference vector today: its window is long past', async () => {
-    const gate = new AuthGate(loadConfig({}).auth, store);
-    const refusal = await gate.admit(admission).then(
-      () => undefined,
-      (err: unknown) => err,
-    );
-    expect(refusal).to.include({ code: 'AUTH_EXPIRED', status: 401 });
-    expect((refusal as AppError).details).to.deep.equal([
-      { field: '/body/message/timestamp', message: 'the message is outside the time window' },
-    ]);
+    it('refuses the reference vector today: its window is long past', async () => {
+      const gate = new AuthGate(loadConfig({}).auth, store, verifier);
+      const refusal = await gate.admit(admission).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(refusal).to.include({ code: 'AUTH_EXPIRED', status: 401 });
+      expect((refusal as AppError).details).to.deep.equal([
+        { field: '/body/message/timestamp', message: 'the message is outside the time window' },
+      ]);
+    });
   });
-});
+}
 
 describe('identity-signed requests: modes', () => {
   const apis: Record<string, TestApi> = {};

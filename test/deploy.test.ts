@@ -593,6 +593,18 @@ describe('deployment manifests', () => {
       expect(Object.keys(packageJson.dependencies)).not.to.include('tsx');
     });
 
+    it('the node_modules stage compiles secp256k1’s binding from source and checks it loads; no compiler in the image', () => {
+      const deps = stages.find((s) => s.name === 'deps')!;
+      const runs = deps.instructions.filter((i) => i.op === 'RUN').map((i) => i.args);
+      expect(runs.some((run) => /apt-get install .*\bg\+\+ make python3\b/.test(run))).to.equal(true);
+      const install = runs.find((run) => /\bnpm ci --omit=dev\b/.test(run))!;
+      expect(install).to.match(
+        /rm -rf node_modules\/secp256k1\/prebuilds && npm rebuild secp256k1 .*require\('secp256k1\/bindings'\)/,
+      );
+      expect(packageJson.allowScripts).to.deep.equal({ secp256k1: true });
+      expect(finalStage.instructions.filter((i) => i.op === 'RUN')).to.deep.equal([]);
+    });
+
     it('the build stage copies every root of tsconfig.build.json, and .dockerignore lets them in', () => {
       const build = JSON.parse(readRepoFile('tsconfig.build.json')) as Manifest;
       const roots = (build.include as string[]).filter((dir) => existsSync(join(repoRoot, dir)));

@@ -13,6 +13,7 @@ import { createRedis } from '../src/core/redis/clients.js';
 import { keysFor } from '../src/core/redis/keys.js';
 import { WriteAck } from '../src/core/redis/write-ack.js';
 import { AuthGate, AuthStore } from '../src/identity/index.js';
+import { nodeCryptoVerifier } from '../src/identity/signature.js';
 import { ActionStore } from '../src/mailbox/index.js';
 import { get, post, startTestApi, testEnv, type TestApi } from './helpers/api.js';
 import { runNode } from './helpers/child.js';
@@ -170,7 +171,7 @@ describe('the OpenAPI document', () => {
         readiness: { draining: () => false, redisAnswers: async () => true },
         actionStore: new ActionStore(redis, keys, config.action.ttlSeconds, ack),
         actionEvents: { stored: () => {} },
-        authGate: new AuthGate(config.auth, new AuthStore(redis, keys, ack)),
+        authGate: new AuthGate(config.auth, new AuthStore(redis, keys, ack), nodeCryptoVerifier),
       });
       const router = app.middleware
         .map((middleware) => (middleware as { router?: Router }).router)

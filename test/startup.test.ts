@@ -127,6 +127,7 @@ describe('the relay as a process: start-up, shutdown and its logs', function () 
       expect(lines.filter((line) => line.msg === 'using Redis')).to.deep.equal([
         { ...lines.find((line) => line.msg === 'using Redis'), redis: redisAt },
       ]);
+      expect(count(lines, 'signature verification')).to.equal(1);
       expect(lines.find((line) => line.msg === 'Redis settings')).to.include({
         redis: redisAt,
         maxmemoryPolicy: 'allkeys-lru',

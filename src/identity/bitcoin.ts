@@ -1,4 +1,3 @@
-import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { ripemd160 } from '@noble/hashes/legacy.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { base58check, bech32 } from '@scure/base';
@@ -50,46 +49,4 @@ export function p2pkhAddress(publicKey: Uint8Array, network: Network): string {
   payload[0] = P2PKH_VERSION[network];
   payload.set(ripemd160(sha256(publicKey)), 1);
   return base58.encode(payload);
-}
-
-export { sha256 };
-
-/** SubjectPublicKeyInfo header of a compressed secp256k1 key (id-ecPublicKey, secp256k1, 33-byte BIT STRING). */
-const SPKI_SECP256K1 = Buffer.from('3036301006072a8648ce3d020106052b8104000a032200', 'hex');
-
-/**
- * Imported keys of recent signers: an app signs every write with the same key, and the import is a third of a
- * verification's cost. Bounded (oldest out first) since anyone can make valid pairs of their own.
- */
-const KEY_CACHE_SIZE = 4096;
-const importedKeys = new Map<string, KeyObject>();
-
-function importKey(publicKey: Uint8Array): KeyObject {
-  const id = Buffer.from(publicKey).toString('hex');
-  let key = importedKeys.get(id);
-  if (key === undefined) {
-    key = createPublicKey({ key: Buffer.concat([SPKI_SECP256K1, publicKey]), format: 'der', type: 'spki' });
-    if (importedKeys.size >= KEY_CACHE_SIZE) importedKeys.delete(importedKeys.keys().next().value!);
-    importedKeys.set(id, key);
-  }
-  return key;
-}
-
-/**
- * Whether `rs` (64 bytes, r ‖ s) is an ECDSA signature over secp256k1 of the BIP-137 digest of `message` by
- * `publicKey` (33 bytes, compressed). OpenSSL through node:crypto: cheaper per call than
- * @noble/curves, for a key seen the first time and more so for a known one (docs/benchmarks.md). High-S is
- * accepted: the apps' signatures are recoverable compact ones, and replays are refused by the nonce, never by
- * the signature's bytes.
- */
-export function verifyMessage(message: Uint8Array, rs: Uint8Array, publicKey: Uint8Array): boolean {
-  try {
-    const key = importKey(publicKey);
-    // node:crypto hashes what it verifies once more: SHA-256 of the framed message gives the BIP-137 digest.
-    const once = createHash('sha256').update(framedMessage(message)).digest();
-    return verify('sha256', once, { key, dsaEncoding: 'ieee-p1363' }, rs);
-  } catch {
-    // A public key off the curve.
-    return false;
-  }
 }

@@ -9,6 +9,7 @@ import { recordAuth } from '../core/metrics.js';
 import { newRecordId } from '../mailbox/index.js';
 import { isRedisUnavailable } from '../core/redis/clients.js';
 import { isIdentifier } from '../core/validation/common-schema.js';
+import type { SignatureVerifier } from './signature.js';
 import type { AuthStore } from './store.js';
 import { SIGNING_FIELDS, verifyCredential, withoutCredential, type CredentialLocation } from './verify.js';
 
@@ -55,6 +56,7 @@ export class AuthGate {
   constructor(
     private readonly settings: AuthConfig,
     private readonly store: AuthStore,
+    private readonly verifier: SignatureVerifier,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -100,7 +102,12 @@ export class AuthGate {
 
     const nowMs = this.now();
     const windowMs = this.settings.windowSeconds * 1000;
-    const verdict = verifyCredential({ purpose: PURPOSE[route], location, body }, nowMs, windowMs);
+    const verdict = verifyCredential(
+      { purpose: PURPOSE[route], location, body },
+      this.verifier,
+      nowMs,
+      windowMs,
+    );
     if (!verdict.ok) {
       throw new AuthRefusal(verdict.code, verdict.reason, { field: verdict.field, message: verdict.message });
     }

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import type { AuthRoute } from '../core/signed-routes.js';
 import type { Location } from '../core/validation/validate.js';
 import { credentialProperties } from './credential-schema.js';
-import { p2pkhAddress, p2wshProgram, sha256, verifyMessage } from './bitcoin.js';
+import { p2pkhAddress, p2wshProgram } from './bitcoin.js';
+import type { SignatureVerifier } from './signature.js';
 
 /**
  * The identity checks of a signed request (docs/api.md, "Identity-signed requests"), in their fixed order,
@@ -160,7 +161,12 @@ function parseMessage(location: CredentialLocation, text: string): Message {
   return fields as unknown as Message;
 }
 
-function check(request: SignedRequest, nowMs: number, windowMs: number): Verified {
+function check(
+  request: SignedRequest,
+  verifier: SignatureVerifier,
+  nowMs: number,
+  windowMs: number,
+): Verified {
   const { location, body, purpose } = request;
   checkShapes(location, body);
   const signature = Buffer.from(body.signature as string, 'base64');
@@ -194,7 +200,7 @@ function check(request: SignedRequest, nowMs: number, windowMs: number): Verifie
   // holding only the address stops here.
   const address = p2wshProgram(wkIdentity);
   const scriptBytes = Buffer.from(script, 'hex');
-  if (!address || !Buffer.from(sha256(scriptBytes)).equals(address.program)) {
+  if (!address || !createHash('sha256').update(scriptBytes).digest().equals(address.program)) {
     refuse(location, 'witnessScript', 'script', 'witnessScript is not the script of wkIdentity');
   }
   // 8
@@ -208,7 +214,7 @@ function check(request: SignedRequest, nowMs: number, windowMs: number): Verifie
   }
   // 10
   if (
-    !verifyMessage(
+    !verifier.verifyMessage(
       Buffer.from(body.message as string, 'utf8'),
       signature.subarray(1),
       Buffer.from(publicKey, 'hex'),
@@ -231,14 +237,15 @@ function check(request: SignedRequest, nowMs: number, windowMs: number): Verifie
   return { ok: true, wkIdentity, nonce: message.nonce, timestamp: message.timestamp };
 }
 
-/** Runs checks 1 to 11 on a request that carries a credential (all of SIGNING_FIELDS). */
+/** Runs checks 1 to 11 on a request that carries a credential (all of SIGNING_FIELDS), the curve step with `verifier`. */
 export function verifyCredential(
   request: SignedRequest,
+  verifier: SignatureVerifier,
   nowMs: number,
   windowMs: number,
 ): Verified | CredentialRefusal {
   try {
-    return check(request, nowMs, windowMs);
+    return check(request, verifier, nowMs, windowMs);
   } catch (err) {
     if (err instanceof Refused) return err.refusal;
     throw err;

@@ -292,6 +292,7 @@ function shape(v: Values, set: ReadonlySet<VariableName>) {
       pinDays: v.AUTH_PIN_DAYS,
       pinJoins: v.AUTH_PIN_JOINS === 'true',
       unsignedActions: unsignedActions(v.AUTH_UNSIGNED_ACTIONS),
+      signatureVerifier: v.SIGNATURE_VERIFIER,
     },
     socketRoomsMax: v.SOCKET_ROOMS_MAX,
     socketChannelPartitions: v.SOCKET_CHANNEL_PARTITIONS,

@@ -220,6 +220,10 @@ export const VARIABLES = {
     roles: API,
     doc: "cross-pod events: `0`, a Redis channel per pair room (a pod receives only its rooms' events); N, N hashed channels per path (fewer subscriptions, more events per pod: docs/operations.md#cross-pod-events)",
   }),
+  SIGNATURE_VERIFIER: variable(oneOf(['auto', 'libsecp256k1', 'node:crypto']), 'auto', {
+    roles: API,
+    doc: '`auto`: libsecp256k1 where its native binding loads, else `node:crypto`; or either forced (docs/operations.md#signature-verification)',
+  }),
   SOCKET_ROOMS_MAX: variable(int(1, 10_000), 4, {
     roles: API,
     doc: 'pair rooms one socket may be in; a join past it disconnects the socket',
