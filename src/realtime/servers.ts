@@ -6,7 +6,12 @@ import { SIDES, type Side } from '../core/sides.js';
 import type { AuthGate } from '../identity/index.js';
 import type { Config } from '../core/config/config.js';
 import { clientIp, ipBucket } from '../core/http/client-ip.js';
-import { attachToEmitter } from '../core/library-patches.js';
+import {
+  attachToEmitter,
+  coalesceHandshakeWrites,
+  releaseHandshakeRequest,
+  releaseUpgradeResponses,
+} from '../core/library-patches.js';
 import type { RawRequestGuard } from '../core/http/raw-request-guard.js';
 import { sharedLimiter } from '../core/limits/limiters.js';
 import { consumeOrReject } from '../core/limits/rate-limit.js';
@@ -20,7 +25,7 @@ import { adapterClients, shardedAdapter, type AdapterClients } from './adapter.j
 import { Backlogs } from './backlog.js';
 import { ActionEmitter } from './emitter.js';
 import { Replay } from './replay.js';
-import { handleRooms } from './rooms.js';
+import { RoomEvents } from './rooms.js';
 import { SocketCap } from './socket-cap.js';
 import type { RelayServer, RelaySocket } from './types.js';
 
@@ -117,24 +122,34 @@ export class Realtime {
       // Not the HTTP server itself: the raw request guard checks requests and upgrades before they reach an
       // engine.
       attachToEmitter(io, guard.sockets);
+      coalesceHandshakeWrites(io);
+      releaseUpgradeResponses(io);
       io.engine.on('connection', (connection: RelaySocket['conn']) => this.cap.track(connection));
       const replay = side === REPLAY_SIDE ? new Replay(this.deps.store, this.deps.log) : undefined;
+      const rooms = new RoomEvents({
+        side,
+        joins,
+        replay,
+        log: this.deps.log,
+        auth: this.deps.authGate,
+        roomsMax: this.deps.config.socketRoomsMax,
+      });
+      const { backlogs } = this;
+      // Shared by every socket of the path (socket.io disconnects a socket once).
+      const disconnected = function (this: RelaySocket) {
+        backlogs.forget(this);
+        socketMetrics.connected(side, -1);
+      };
       io.on('connection', (socket: RelaySocket) => {
         this.cap.establish(socket.conn);
         socket.data.ip = this.ip(socket.request);
+        releaseHandshakeRequest(socket);
         socket.data.side = side;
         socket.data.backlogs = this.backlogs;
         this.backlogs.watch(socket);
         socketMetrics.connected(side, 1);
-        socket.once('disconnect', () => socketMetrics.connected(side, -1));
-        handleRooms(socket, {
-          side,
-          joins,
-          replay,
-          log: this.deps.log,
-          auth: this.deps.authGate,
-          roomsMax: this.deps.config.socketRoomsMax,
-        });
+        socket.on('disconnect', disconnected);
+        rooms.handle(socket);
       });
       this.emitter.serve(side, io);
       if (replay) this.replayAfterGaps(io, replay);
