@@ -7,8 +7,8 @@
  *   npm run bench -- [--duration 10] [--rounds 5] [--connections 64] [--warmup 3] [--long 60]
  *                    [--runner dist|tsx] [--phase sync-get,action-post,push,routed,routed-push,intake,verify,signed,long,
  *                    sockets,storm,fanout]
- *                    [--profile] [--relay-node-args=--flag] [--socket-clients 5000] [--socket-rate 200]
- *                    [--socket-seconds 20] [--signed-requests 4000] [--storm-clients 5000] [--backlog 4096]
+ *                    [--profile] [--relay-node-args=--flag] [--socket-clients 19000] [--socket-rate 200]
+ *                    [--socket-seconds 20] [--socket-idle-seconds 50] [--signed-requests 4000] [--storm-clients 5000] [--backlog 4096]
  *
  * `verify` measures one identity verification in this process (the curve with libsecp256k1, node:crypto and
  * @noble/curves); `signed` compares POST /v1/action unsigned, signed and with a stranger's junk signature, on a
@@ -63,7 +63,8 @@ const { values: args } = parseArgs({
     'signed-requests': { type: 'string', default: '4000' },
     'relay-node-args': { type: 'string', default: '' },
     profile: { type: 'boolean', default: false },
-    'socket-clients': { type: 'string', default: '5000' },
+    'socket-clients': { type: 'string', default: '19000' },
+    'socket-idle-seconds': { type: 'string', default: '50' },
     'socket-rate': { type: 'string', default: '200' },
     'socket-seconds': { type: 'string', default: '20' },
     'storm-clients': { type: 'string', default: '5000' },
@@ -576,10 +577,13 @@ async function main(): Promise<void> {
     out();
   }
   const long = phases.has('long') && longSeconds > 0 ? await longRun(relay, withAction, idle) : undefined;
+  const nodeArgs = (source: string) => entryArgs(runner, source);
   const sockets = phases.has('sockets')
     ? await socketsPhase({
         out,
+        nodeArgs,
         clients: Number(args['socket-clients']),
+        idleSeconds: Number(args['socket-idle-seconds']),
         rate: Number(args['socket-rate']),
         seconds: Number(args['socket-seconds']),
         rounds,
@@ -589,7 +593,7 @@ async function main(): Promise<void> {
       })
     : undefined;
   const storm = phases.has('storm')
-    ? await stormPhase({ out, clients: Number(args['storm-clients']), rounds, startPod })
+    ? await stormPhase({ out, nodeArgs, clients: Number(args['storm-clients']), rounds, startPod })
     : undefined;
   const relayArgs = [...profileArgs, ...relayNodeArgs, ...entryArgs(runner, 'src/main.ts')];
   const before = args['fanout-before'];

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { EventEmitter } from 'node:events';
-import type { Server as HttpServer } from 'node:http';
+import { ServerResponse, type IncomingMessage, type Server as HttpServer } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Context } from 'koa';
 import type { Cluster, Redis } from 'ioredis';
 import type { Server as SocketServer, Socket } from 'socket.io';
@@ -96,6 +97,71 @@ export function engineConnection(socket: Socket): EngineConnection {
  */
 export function attachToEmitter(io: SocketServer, emitter: EventEmitter): void {
   io.attach(emitter as unknown as HttpServer);
+}
+
+/** engine.io's `ws` server (private), as far as the relay wraps it. */
+interface UpgradeHandler {
+  handleUpgrade(
+    req: IncomingMessage & { _query?: Record<string, string> },
+    socket: Duplex,
+    head: Buffer,
+    done: (websocket: unknown) => void,
+  ): void;
+}
+
+const uncork = (socket: Duplex) => socket.uncork();
+
+/**
+ * engine.io/ws: a new session's WebSocket handshake leaves in one write instead of two. ws writes the 101 answer
+ * and engine.io writes the session's `open` packet later in the same turn (after a microtask); the socket is
+ * corked across that turn. Only protocol 4 sessions: engine.io refuses others after the 101 by destroying the
+ * socket, which would drop corked bytes. Errors before the 101 never reach ws (engine.io answers them itself),
+ * and ws's own refusals end the socket, which writes what was corked.
+ */
+export function coalesceHandshakeWrites(io: SocketServer): void {
+  const ws = (io.engine as unknown as { ws?: UpgradeHandler }).ws;
+  if (!ws) return;
+  const handleUpgrade = ws.handleUpgrade.bind(ws);
+  ws.handleUpgrade = (req, socket, head, done) => {
+    if (req._query?.EIO === '4' && req._query.sid === undefined) {
+      socket.cork();
+      setImmediate(uncork, socket);
+    }
+    handleUpgrade(req, socket, head, done);
+  };
+}
+
+/** What socket.io (its handshake) and the relay (clientIp) read of a connection's handshake request. */
+interface HandshakeRequest {
+  headers: IncomingMessage['headers'];
+  url?: string | undefined;
+  _query?: Record<string, string>;
+  socket: { remoteAddress?: string | undefined; encrypted?: boolean };
+  connection: { remoteAddress?: string | undefined; encrypted?: boolean };
+}
+
+/**
+ * engine.io: an upgrade's stand-in response (its `WebSocketResponse`) stays referenced by the connection's
+ * `close` listener, and with it the whole handshake request. The relay's middleware runs after engine.io's CORS
+ * one, the last that reads the response's request; engine.io answers upgrades through the socket itself.
+ */
+export function releaseUpgradeResponses(io: SocketServer): void {
+  io.engine.use((_req: IncomingMessage, res: ServerResponse, next: () => void) => {
+    if (!(res instanceof ServerResponse)) (res as unknown as { req: unknown }).req = undefined;
+    next();
+  });
+}
+
+/**
+ * engine.io/socket.io: a connection keeps its handshake's IncomingMessage (`conn.request`, socket.io's
+ * `socket.request`) for its whole life. Once the socket is connected it is replaced by the few fields socket.io
+ * builds a later namespace's handshake from (the same objects, already held by `socket.handshake`).
+ */
+export function releaseHandshakeRequest(socket: Socket): void {
+  const conn = socket.conn as unknown as { request: HandshakeRequest };
+  const { headers, url, _query, socket: peer } = conn.request;
+  const address = { remoteAddress: peer.remoteAddress, encrypted: peer.encrypted === true };
+  conn.request = { headers, url, _query, socket: address, connection: address };
 }
 
 /**

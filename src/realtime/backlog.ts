@@ -28,13 +28,14 @@ export class Backlogs implements SocketBacklogs {
     private readonly log: Logger,
   ) {}
 
-  /** Counts a new socket's backlog until it disconnects. */
+  /** Counts a new socket's backlog; `forget` it once it disconnected. */
   watch(socket: RelaySocket): void {
     const conn = engineConnection(socket);
     const written = () => this.sent(socket);
     conn.transport.on('ready', written);
-    conn.on('upgrade', (transport) => transport.on('ready', written));
-    socket.once('disconnect', () => this.forget(socket));
+    // A WebSocket is the last transport: only a polling session upgrades.
+    if (conn.transport.name !== 'websocket')
+      conn.on('upgrade', (transport) => transport.on('ready', written));
   }
 
   /**
@@ -75,7 +76,8 @@ export class Backlogs implements SocketBacklogs {
     return bytes;
   }
 
-  private forget(socket: RelaySocket): void {
+  /** The socket disconnected: it holds nothing any more. */
+  forget(socket: RelaySocket): void {
     this.podBytes -= this.held.get(socket) ?? 0;
     this.held.delete(socket);
   }

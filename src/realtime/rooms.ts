@@ -38,18 +38,41 @@ const LISTEN_WAIT_MS = 2000;
  * A socket's room operations run one after another in the order they arrived: a `join` waits for the identity
  * check and the Redis join budget, and a `leave` sent right after it must not overtake it (the join would then
  * add the socket to a room the app believes it left).
+ *
+ * One pair of listeners serves every socket of a path (the socket is their `this`), and a socket holds a queue
+ * only while an operation of it is under way.
  */
-export function handleRooms(socket: RelaySocket, deps: RoomDeps): void {
-  let queue: Promise<void> = Promise.resolve();
-  const inOrder = (operation: () => Promise<void>, what: string) => {
-    queue = queue
+export class RoomEvents {
+  /** The last operation queued by each socket with one under way. */
+  private readonly queues = new Map<RelaySocket, Promise<void>>();
+  private readonly onJoin: (this: RelaySocket, data: unknown, ack?: unknown) => void;
+  private readonly onLeave: (this: RelaySocket, data: unknown) => void;
+
+  constructor(private readonly deps: RoomDeps) {
+    const inOrder = this.inOrder.bind(this);
+    this.onJoin = function (data, ack) {
+      inOrder(this, async () => answer(this, await join(this, data, deps), deps.side, ack), 'join');
+    };
+    this.onLeave = function (data) {
+      inOrder(this, () => leave(this, data), 'leave');
+    };
+  }
+
+  /** Listens for the socket's `join` and `leave`. */
+  handle(socket: RelaySocket): void {
+    socket.on('join', this.onJoin);
+    socket.on('leave', this.onLeave);
+  }
+
+  private inOrder(socket: RelaySocket, operation: () => Promise<void>, what: string): void {
+    const queued = (this.queues.get(socket) ?? Promise.resolve())
       .then(operation)
-      .catch((err: unknown) => deps.log.error(`socket ${what} failed`, errorFields(err)));
-  };
-  socket.on('join', (data: unknown, ack?: unknown) =>
-    inOrder(async () => answer(socket, await join(socket, data, deps), deps.side, ack), 'join'),
-  );
-  socket.on('leave', (data: unknown) => inOrder(() => leave(socket, data), 'leave'));
+      .catch((err: unknown) => this.deps.log.error(`socket ${what} failed`, errorFields(err)));
+    this.queues.set(socket, queued);
+    void queued.then(() => {
+      if (this.queues.get(socket) === queued) this.queues.delete(socket);
+    });
+  }
 }
 
 /** What the client is told of its join (socket.io's acknowledgement, when it asked for one). */

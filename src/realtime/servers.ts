@@ -7,7 +7,12 @@ import type { AuthGate } from '../identity/index.js';
 import type { Config } from '../core/config/config.js';
 import type { Keys } from '../core/redis/keys.js';
 import { clientIp, ipBucket } from '../core/http/client-ip.js';
-import { attachToEmitter } from '../core/library-patches.js';
+import {
+  attachToEmitter,
+  coalesceHandshakeWrites,
+  releaseHandshakeRequest,
+  releaseUpgradeResponses,
+} from '../core/library-patches.js';
 import type { RawRequestGuard } from '../core/http/raw-request-guard.js';
 import { sharedLimiter } from '../core/limits/limiters.js';
 import { consumeOrReject } from '../core/limits/rate-limit.js';
@@ -21,7 +26,7 @@ import { Backlogs } from './backlog.js';
 import { ActionEmitter } from './emitter.js';
 import { Replay } from './replay.js';
 import { channelClients, RoomChannels, type ChannelClients } from './room-channels.js';
-import { handleRooms } from './rooms.js';
+import { RoomEvents } from './rooms.js';
 import { SocketCap } from './socket-cap.js';
 import type { RelayServer, RelaySocket } from './types.js';
 
@@ -121,25 +126,35 @@ export class Realtime {
       // Not the HTTP server itself: the raw request guard checks requests and upgrades before they reach an
       // engine.
       attachToEmitter(io, guard.sockets);
+      coalesceHandshakeWrites(io);
+      releaseUpgradeResponses(io);
       io.engine.on('connection', (connection: RelaySocket['conn']) => this.cap.track(connection));
       const replay = side === REPLAY_SIDE ? new Replay(this.deps.store, this.deps.log) : undefined;
+      const rooms = new RoomEvents({
+        side,
+        joins,
+        replay,
+        log: this.deps.log,
+        auth: this.deps.authGate,
+        roomsMax: this.deps.config.socketRoomsMax,
+        listening: (room) => this.channels.listening(side, room),
+      });
+      const { backlogs } = this;
+      // Shared by every socket of the path (socket.io disconnects a socket once).
+      const disconnected = function (this: RelaySocket) {
+        backlogs.forget(this);
+        socketMetrics.connected(side, -1);
+      };
       io.on('connection', (socket: RelaySocket) => {
         this.cap.establish(socket.conn);
         socket.data.ip = this.ip(socket.request);
+        releaseHandshakeRequest(socket);
         socket.data.side = side;
         socket.data.backlogs = this.backlogs;
         this.backlogs.watch(socket);
         socketMetrics.connected(side, 1);
-        socket.once('disconnect', () => socketMetrics.connected(side, -1));
-        handleRooms(socket, {
-          side,
-          joins,
-          replay,
-          log: this.deps.log,
-          auth: this.deps.authGate,
-          roomsMax: this.deps.config.socketRoomsMax,
-          listening: (room) => this.channels.listening(side, room),
-        });
+        socket.on('disconnect', disconnected);
+        rooms.handle(socket);
       });
       this.channels.serve(side, io);
       this.emitter.serve(side, io);

@@ -1,12 +1,13 @@
 interface Connection {
   /** The handshake's request (engine.io keeps the one its server was asked to allow). */
   readonly request: object;
-  once(event: 'close', listener: () => void): unknown;
+  on(event: 'close', listener: () => void): unknown;
 }
 
 interface Slot {
   release(): void;
-  established: boolean;
+  /** Gives the slot back unless the handshake reached a namespace by then. */
+  pending: NodeJS.Timeout | undefined;
 }
 
 /**
@@ -39,34 +40,35 @@ export class SocketCap {
     this.open.set(ip, count + 1);
     let held = true;
     const slot: Slot = {
-      established: false,
       release: () => {
         if (!held) return;
         held = false;
-        clearTimeout(pending);
+        clearTimeout(slot.pending);
         const left = (this.open.get(ip) ?? 1) - 1;
         if (left > 0) this.open.set(ip, left);
         else this.open.delete(ip);
       },
+      pending: undefined,
     };
-    const pending = setTimeout(() => {
-      if (!slot.established) slot.release();
-    }, this.pendingMs);
-    pending.unref();
+    slot.pending = setTimeout(slot.release, this.pendingMs).unref();
     this.slots.set(request, slot);
     return true;
   }
 
-  /** The handshake became a connection: its slot is given back when it closes. */
+  /** The handshake became a connection: its slot is given back when it closes (engine.io closes it once). */
   track(connection: Connection): void {
     const slot = this.slots.get(connection.request);
-    if (slot) connection.once('close', slot.release);
+    if (slot) connection.on('close', slot.release);
   }
 
   /** The connection reached a namespace: it keeps its slot until it closes. */
   establish(connection: Connection): void {
     const slot = this.slots.get(connection.request);
-    if (slot) slot.established = true;
+    if (!slot) return;
+    clearTimeout(slot.pending);
+    // The connection's `close` listener keeps the slot: not the timer.
+    slot.pending = undefined;
+    this.slots.delete(connection.request);
   }
 
   /** Refuses every later handshake: a draining pod sends its clients elsewhere. */
