@@ -592,9 +592,26 @@ async function main(): Promise<void> {
         startPod,
       })
     : undefined;
-  const storm = phases.has('storm')
-    ? await stormPhase({ out, nodeArgs, clients: Number(args['storm-clients']), rounds, startPod })
-    : undefined;
+  // A subscription per joined room (the default) against one channel per path, subscribed once (the previous
+  // release's cost): what the room channels add to a join.
+  const stormModes = [
+    { label: 'a channel per room', env: { SOCKET_CHANNEL_PARTITIONS: '0' } },
+    { label: 'one channel per path', env: { SOCKET_CHANNEL_PARTITIONS: '1' } },
+  ];
+  const storms = [];
+  for (const mode of phases.has('storm') ? stormModes : []) {
+    storms.push({
+      ...mode,
+      ...(await stormPhase({
+        out,
+        nodeArgs,
+        clients: Number(args['storm-clients']),
+        rounds,
+        startPod,
+        ...mode,
+      })),
+    });
+  }
   const relayArgs = [...profileArgs, ...relayNodeArgs, ...entryArgs(runner, 'src/main.ts')];
   const before = args['fanout-before'];
   const fanoutModes: FanoutMode[] = [
@@ -649,9 +666,10 @@ async function main(): Promise<void> {
     out(`POST /v1/action throughput signed/unsigned, ${path}: median ${result.signedRpsRatio}`);
     out(`POST /v1/action CPU per request junk signature/unsigned, ${path}: median ${result.junkCpuRatio}`);
   }
-  if (storm) {
+  for (const storm of storms) {
     out(
-      `storm of ${storm.clients} clients: median ${storm.ms99} ms to 99 % joined, ${storm.joinsPerSecond} joins/s`,
+      `storm of ${storm.clients} clients (${storm.label}): median ${storm.ms99} ms to 99 % joined, ` +
+        `${storm.joinsPerSecond} joins/s, the pod's CPU ${storm.podCpuUsPerJoin} µs per join (goal ≤ 150)`,
     );
   }
   if (long) {
@@ -692,7 +710,7 @@ async function main(): Promise<void> {
         signed,
         long,
         sockets,
-        storm,
+        storms,
         fanout,
         raw,
       },

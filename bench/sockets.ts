@@ -264,8 +264,11 @@ async function listenOverflows(): Promise<number> {
 }
 
 export interface StormOptions {
-  /** Starts one relay pod with a metrics listener on `metricsPort`. */
-  startPod(name: string, metricsPort: number): Promise<Child>;
+  /** Starts one relay pod with a metrics listener on `metricsPort` and `env` over the benchmark's. */
+  startPod(name: string, metricsPort: number, env?: Record<string, string>): Promise<Child>;
+  /** The pod's own settings (e.g. its channel mode) and their name in the output. */
+  env: Record<string, string>;
+  label: string;
   /** The node arguments that run a bench source file (children.ts entryArgs). */
   nodeArgs(source: string): string[];
   out(line?: string): void;
@@ -297,12 +300,12 @@ export interface StormRound {
 export async function stormPhase(options: StormOptions) {
   const { out, clients, rounds } = options;
   const metricsPort = await freePort();
-  const pod = await options.startPod('pod-storm', metricsPort);
+  const pod = await options.startPod('pod-storm', metricsPort, options.env);
   const storm = SocketClients.start('storm-clients', SocketClients.processesFor(clients), options.nodeArgs);
   const results: StormRound[] = [];
   try {
     out(
-      `storm: ${clients} WebSocket clients connecting and joining one pod at once, ${rounds} rounds after one unmeasured`,
+      `storm (${options.label}): ${clients} WebSocket clients connecting and joining one pod at once, ${rounds} rounds after one unmeasured`,
     );
     // One round unmeasured: the pod's and the clients' code is compiled and their heaps grown before the others.
     await storm.connect({ url: pod.url, side: 'key', prefix: 'storm-warm-up' }, clients, clients);
