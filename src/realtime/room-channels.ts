@@ -27,7 +27,7 @@ interface Subscription {
   confirmed: Promise<unknown>;
 }
 
-/** Bytes of a notice's header: the publishing pod's id, a space. */
+/** Characters of the publishing pod's id, which opens each of its notices. */
 const POD_ID_BYTES = 16;
 
 /**
