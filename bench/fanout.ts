@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { freePort } from '../src/core/redis/server.js';
 import { cpuMsOf, ROOT, round, spawnChild, type Child } from './children.js';
 import type { ClientsReport } from './fanout-clients.js';
-import { median } from './load.js';
+import { median, onSchedule, percentile } from './load.js';
 
 export interface FanoutMode {
   name: string;
@@ -85,10 +85,6 @@ async function counters(pods: Pod[]): Promise<Counters> {
   };
 }
 
-function percentile(sorted: number[], p: number): number {
-  return round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN, 1);
-}
-
 /** Child messages, one at a time. */
 function ask(child: ChildProcess, message: unknown): Promise<unknown> {
   return new Promise((resolve, reject) => {
@@ -107,37 +103,31 @@ async function post(url: string, pairs: number, rate: number, seconds: number, s
   const target = new URL('/v1/action', url);
   const total = rate * seconds;
   let failed = 0;
-  const posts: Promise<void>[] = [];
-  const started = performance.now();
-  for (let n = 0; n < total; n++) {
-    const wait = started + (n * 1000) / rate - performance.now();
-    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
-    const id = seq.next++;
+  await onSchedule(rate, total, (n) => {
+    const id = seq.next + n;
     const body = JSON.stringify({
       chain: 'btc',
       wkIdentity: `${PREFIX}${id % pairs}`,
       action: 'wksigningrequest',
       payload: `${performance.timeOrigin + performance.now()}:${id}:${PADDING}`,
     });
-    posts.push(
-      new Promise<void>((resolve) => {
-        const req = request(
-          target,
-          { method: 'POST', agent, headers: { 'content-type': 'application/json' } },
-          (res) => {
-            if (res.statusCode !== 200) failed++;
-            res.resume().on('end', resolve);
-          },
-        );
-        req.on('error', () => {
-          failed++;
-          resolve();
-        });
-        req.end(body);
-      }),
-    );
-  }
-  await Promise.all(posts);
+    return new Promise<void>((resolve) => {
+      const req = request(
+        target,
+        { method: 'POST', agent, headers: { 'content-type': 'application/json' } },
+        (res) => {
+          if (res.statusCode !== 200) failed++;
+          res.resume().on('end', resolve);
+        },
+      );
+      req.on('error', () => {
+        failed++;
+        resolve();
+      });
+      req.end(body);
+    });
+  });
+  seq.next += total;
   agent.destroy();
   return { total, failed };
 }

@@ -59,3 +59,27 @@ export function medianSummary(summaries: Summary[]): Summary {
     cpuUsPerRequest: of('cpuUsPerRequest'),
   };
 }
+
+/** The `p`th percentile of ascending `sorted` values (NaN when there are none). */
+export function percentile(sorted: number[], p: number): number {
+  return round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN, 2);
+}
+
+/**
+ * Calls `send(n)` for n = 0 … total − 1, `rate` a second on a steady schedule (each at its own slot, whatever the
+ * earlier ones take), and waits for all of them.
+ */
+export async function onSchedule(
+  rate: number,
+  total: number,
+  send: (n: number) => Promise<void>,
+): Promise<void> {
+  const sends: Promise<void>[] = [];
+  const started = performance.now();
+  for (let n = 0; n < total; n++) {
+    const wait = started + (n * 1000) / rate - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    sends.push(send(n));
+  }
+  await Promise.all(sends);
+}

@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { io, type Socket } from 'socket.io-client';
 import { freePort } from '../src/core/redis/server.js';
 import { cpuMsOf, memoryOf, round, type Child } from './children.js';
-import { drive, median, type Summary } from './load.js';
+import { drive, median, onSchedule, percentile, type Summary } from './load.js';
 import { SocketClients } from './socket-clients.js';
 
 export interface SocketsOptions {
@@ -116,10 +116,6 @@ async function memoryPerSocket(pod: Child, options: SocketsOptions) {
   }
 }
 
-function percentile(sorted: number[], p: number): number {
-  return round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!, 2);
-}
-
 async function latency(a: Child, b: Child, options: SocketsOptions) {
   const { out, rate, seconds } = options;
   const pairs = 200;
@@ -138,12 +134,7 @@ async function latency(a: Child, b: Child, options: SocketsOptions) {
   await settle(2000); // every join handled
   const total = rate * seconds;
   let failed = 0;
-  const posts: Promise<void>[] = [];
-  const started = performance.now();
-  for (let n = 0; n < total; n++) {
-    // A steady schedule: each POST leaves at its own slot, whatever the previous ones take.
-    const wait = started + (n * 1000) / rate - performance.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  await onSchedule(rate, total, async (n) => {
     const id = String(n);
     const body = JSON.stringify({
       chain: 'btc',
@@ -152,14 +143,10 @@ async function latency(a: Child, b: Child, options: SocketsOptions) {
       payload: `${id}:${PADDING}`,
     });
     sent.set(id, performance.now());
-    posts.push(
-      fetch(`${a.url}/v1/action`, { method: 'POST', headers: JSON_HEADERS, body }).then(async (res) => {
-        await res.arrayBuffer();
-        if (res.status !== 200) failed++;
-      }),
-    );
-  }
-  await Promise.all(posts);
+    const res = await fetch(`${a.url}/v1/action`, { method: 'POST', headers: JSON_HEADERS, body });
+    await res.arrayBuffer();
+    if (res.status !== 200) failed++;
+  });
   await until('the last events', () => latencies.length >= total - failed, 10_000).catch(() => undefined);
   for (const socket of sockets) socket.close();
   const sorted = [...latencies].sort((x, y) => x - y);
