@@ -106,7 +106,8 @@ async function mayRegister(
 /**
  * `writeBudget` charges each POST's body, refused or not, to the client's byte budget (see core/limits/rate-limit.ts);
  * `signed` checks and removes an identity signature (see identity/route-guard.ts). A `keyToken` is registered for the pair's key side as
- * POST /v1/token would, so a freshly paired key app gets pushes at once.
+ * POST /v1/token would, so a freshly paired key app gets pushes at once, unless a registration limit refuses it
+ * (see mayRegister).
  */
 export function syncRoutes(
   router: Router<RelayState>,

@@ -246,7 +246,7 @@ export const VARIABLES = {
   }),
   RECOVERYPUB_CREATIONS_PER_ADDRESS_PER_DAY: variable(int(1, 1_000_000), 20, {
     roles: API,
-    doc: 'new recovery xpub records per client IP per day (replacing a pair\'s own is not one; over it: 429)',
+    doc: "new recovery xpub records per client IP per day (replacing a pair's own is not one; over it: 429)",
   }),
   SERVICES: variable(
     jsonObject,
