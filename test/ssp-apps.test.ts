@@ -427,11 +427,16 @@ describe('POST /v1/recoverypub', () => {
     const from = (ip: string) => ({ 'X-Forwarded-For': ip });
     const created = () => metric('relay_recoverypub_writes_total', { outcome: 'created' });
     const replaced = () => metric('relay_recoverypub_writes_total', { outcome: 'replaced' });
+    const refused = () => metric('relay_rate_limit_rejections_total', { limiter: 'recoverypub' });
     try {
       const pairs = Array.from({ length: 22 }, (_, i) =>
         pairOf(Buffer.alloc(32, i + 1), Buffer.alloc(32, i + 101)),
       );
-      const [createdBefore, replacedBefore] = [await created(), await replaced()];
+      const [createdBefore, replacedBefore, refusedBefore] = [
+        await created(),
+        await replaced(),
+        await refused(),
+      ];
       for (const pair of pairs.slice(0, 20)) {
         const res = await post(api.url, '/v1/recoverypub', recoveryPub(pair), from('203.0.113.1'));
         expect(res.status, res.text).to.equal(200);
@@ -452,6 +457,7 @@ describe('POST /v1/recoverypub', () => {
       expect(await created()).to.equal(createdBefore + 20);
       // Refused before anything was written, its signed message may be sent again: refused the same way.
       expect((await post(api.url, '/v1/recoverypub', body, from('203.0.113.1'))).status).to.equal(429);
+      expect(await refused()).to.equal(refusedBefore + 2);
       const counted = await redis().get('relay:rl:recoverypub:203.0.113.1');
       const newer = `xpub${'E'.repeat(107)}`;
       const own = await post(api.url, '/v1/recoverypub', recoveryPub(pairs[0]!, newer), from('203.0.113.1'));
