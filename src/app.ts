@@ -122,8 +122,19 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
     deps.actionEvents,
   );
   tokenRoutes(router, tokenStore, guards(tokenWrite, storedCounts(tokenStore)), tokenRegistrations);
-  const recoveryPubStore = new RecoveryPubStore(redis, keys, ack);
-  recoveryPubRoutes(router, recoveryPubStore, guards(recoveryPubWrite, storedRecoveryPub(recoveryPubStore)));
+  const recoveryPubStore = new RecoveryPubStore(redis, keys, config.recoveryPub.ttlSeconds, ack);
+  recoveryPubRoutes(
+    router,
+    recoveryPubStore,
+    guards(recoveryPubWrite, storedRecoveryPub(recoveryPubStore)),
+    sharedLimiter(
+      deps.limiterRedis,
+      config.keyPrefix,
+      'recoverypub',
+      config.recoveryPub.creationsPerAddressPerDay,
+      86_400,
+    ),
+  );
   noncesRoutes(router);
   servicesRoutes(router, config.services);
   openApiRoutes(router, buildOpenApi(config.apiProfile));

@@ -907,7 +907,7 @@ describe('stranger bounds', () => {
     }
   });
 
-  it('TOKEN_REGISTRATIONS_PER_ADDRESS_PER_DAY per client address, over every pair, a sync’s keyToken included', async () => {
+  it('TOKEN_REGISTRATIONS_PER_ADDRESS_PER_DAY per client address, over every pair, a sync’s keyToken included (over it, the sync is stored without it)', async () => {
     const api = await startTestApi({ TOKEN_REGISTRATIONS_PER_ADDRESS_PER_DAY: '3' });
     try {
       const both = await post(api.url, '/v1/token', {
@@ -932,9 +932,23 @@ describe('stranger bounds', () => {
       expect(Number(over.headers.get('retry-after'))).to.be.within(86_000, 86_400);
       expect(await redis().exists(keys.tokens('pair-x', 'key'))).to.equal(0);
       expect(await redis().get('relay:rl:tokenaddress:127.0.0.1')).to.equal('4');
-      const syncOver = await post(api.url, '/v1/sync', { ...sync, walletIdentity: 'w-y' });
-      expect(syncOver.status).to.equal(429);
-      expect(await redis().exists(keys.sync('w-y'))).to.equal(0);
+      // Pairing matters more than the token: the sync is stored, its keyToken skipped, counted and logged.
+      const skipped = () => metric('relay_sync_key_tokens_skipped_total', { limit: 'address' });
+      const before = await skipped();
+      const { keyToken: _, ...record } = { ...sync, walletIdentity: 'w-y', wkIdentity: 'pair-y' };
+      const syncOver = await post(api.url, '/v1/sync', { ...record, keyToken: 'k4' });
+      expect(syncOver.status, syncOver.text).to.equal(200);
+      expect(syncOver.body).to.deep.equal({ success: true, data: record });
+      expect(await redis().get(keys.sync('w-y'))).to.equal(JSON.stringify(record));
+      expect(await redis().exists(keys.tokens('pair-y', 'key'))).to.equal(0);
+      expect(await redis().exists(keys.tokenOwner('key', 'k4'))).to.equal(0);
+      expect(await skipped()).to.equal(before + 1);
+      const line = api.logs.find((entry) => entry.limit === 'address');
+      expect(line).to.include({
+        level: 'info',
+        msg: 'sync stored without its keyToken: a token registration limit refused it',
+      });
+      expect(JSON.stringify(line)).not.to.match(/pair-y|w-y|k4/);
     } finally {
       await api.stop();
     }

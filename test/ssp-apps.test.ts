@@ -6,7 +6,9 @@ import { keysFor } from '../src/core/redis/keys.js';
 import { MarketStore } from '../src/market/store.js';
 import { errorBody, get, post, request, startTestApi, type Reply, type TestApi } from './helpers/api.js';
 import { redis } from './helpers/redis.js';
-import { OTHER_PAIR, PAIR, signed, type Pair } from './helpers/signing.js';
+import { OTHER_PAIR, PAIR, pairOf, signed, type Pair } from './helpers/signing.js';
+import { parsePrometheus, valueOf } from './helpers/prometheus.js';
+import { registry } from '../src/core/metrics.js';
 import { startTokenRelay, USDC, USDC_INFO, type TokenRelay } from './helpers/token-relay.js';
 
 /**
@@ -23,6 +25,10 @@ const LTUB =
 const xpubSignature =
   'H9L5yLFjti0QTHhPyFrZCT1V/MMnBtXKmoiKDZ78NDBjERki6ZTQZdSMCtkgoNmp17By9ItJr8o7ChX0XxY91nk=';
 const recoveryXpub = `xpub${'A'.repeat(107)}`;
+const DAY = 86_400;
+
+const metric = async (name: string, labels: Record<string, string>) =>
+  valueOf(parsePrometheus(await registry.metrics()), name, labels);
 
 /** An app's form POST: the string body as the wallet's HTTP client sends it. */
 const postText = (api: TestApi, path: string, body: string, type: string) =>
@@ -308,17 +314,32 @@ describe('POST /v1/sync: the bodies the released key app sends', () => {
     expect(await redis().zcard(keys.tokens('bc1qappspair', 'key'))).to.equal(1);
   });
 
-  it('keyToken registrations have the token route’s limit: over it 429, and the record is not replaced', async () => {
+  it('over TOKEN_REGISTRATIONS_PER_HOUR the sync is still stored and answered 200, its keyToken skipped and counted', async () => {
     for (const token of ['t1', 't2']) {
       expect((await post(api.url, '/v1/sync', { chain: 'btc', ...base, keyToken: token })).status).to.equal(
         200,
       );
     }
+    const skipped = () => metric('relay_sync_key_tokens_skipped_total', { limit: 'pair_side' });
+    const before = await skipped();
     const over = await post(api.url, '/v1/sync', { chain: 'ltc', ...base, keyToken: 't3' });
-    expect(over.status).to.equal(429);
-    expect(over.body.error.code).to.equal('RATE_LIMITED');
-    expect(JSON.parse((await redis().get(keys.sync('wallet-apps')))!).chain).to.equal('btc');
+    expect(over.status, over.text).to.equal(200);
+    expect(over.body).to.deep.equal({ success: true, data: { chain: 'ltc', ...base } });
+    expect(await redis().get(keys.sync('wallet-apps'))).to.equal(JSON.stringify({ chain: 'ltc', ...base }));
     expect(await redis().zrange(keys.tokens('bc1qappspair', 'key'), 0, -1)).to.deep.equal(['t1', 't2']);
+    expect(await redis().exists(keys.tokenOwner('key', 't3'))).to.equal(0);
+    expect(await skipped()).to.equal(before + 1);
+    const line = api.logs.find(
+      (entry) => entry.msg === 'sync stored without its keyToken: a token registration limit refused it',
+    );
+    expect(line).to.include({ level: 'info', limit: 'pair_side' });
+    expect(JSON.stringify(line)).not.to.match(/bc1qappspair|wallet-apps|t3/);
+    // POST /v1/token itself still refuses it.
+    const token = await post(api.url, '/v1/token', { wkIdentity: 'bc1qappspair', keyToken: 't3' });
+    expect(token.status).to.equal(429);
+    expect(token.body).to.deep.equal(
+      errorBody(token, 'RATE_LIMITED', 'Too many key token registrations for this pair; retry later.'),
+    );
   });
 
   it('under a key-side pin an unsigned sync still pairs, its keyToken ignored; a signed one registers it', async () => {
@@ -361,7 +382,7 @@ describe('POST /v1/recoverypub', () => {
   });
   const key = keys.recoveryPub(PAIR.wkIdentity);
 
-  it('a signed POST is stored without expiry and answered in the envelope', async () => {
+  it('a signed POST is stored for RECOVERYPUB_TTL_DAYS (730) and answered in the envelope', async () => {
     const res = await post(apis.optional!.url, '/v1/recoverypub', recoveryPub());
     expect(res.status, res.text).to.equal(200);
     const { createdAt } = res.body.data;
@@ -371,7 +392,88 @@ describe('POST /v1/recoverypub', () => {
       data: { wkIdentity: PAIR.wkIdentity, recoveryXpub, xpubSignature, chain: 'btc', createdAt },
     });
     expect(JSON.parse((await redis().get(key))!)).to.deep.equal(res.body.data);
-    expect(await redis().ttl(key)).to.equal(-1);
+    expect(await redis().ttl(key)).to.be.within(730 * DAY - 60, 730 * DAY);
+  });
+
+  it('each read and write renews the lifetime; a record stored without one gets it on its next read or write', async () => {
+    const api = await startTestApi({ RECOVERYPUB_TTL_DAYS: '3' });
+    try {
+      const stored = await post(api.url, '/v1/recoverypub', recoveryPub());
+      expect(stored.status, stored.text).to.equal(200);
+      expect(await redis().ttl(key)).to.be.within(3 * DAY - 60, 3 * DAY);
+      await redis().expire(key, 100);
+      const read = await get(api.url, `/v1/recoverypub/${PAIR.wkIdentity}`);
+      expect(read.body).to.deep.equal({ success: true, data: stored.body.data });
+      expect(await redis().ttl(key)).to.be.within(3 * DAY - 60, 3 * DAY);
+      // A record an earlier release stored: no expiry until it is touched.
+      await redis().persist(key);
+      expect((await get(api.url, `/v1/recoverypub/${PAIR.wkIdentity}`)).status).to.equal(200);
+      expect(await redis().ttl(key)).to.be.within(3 * DAY - 60, 3 * DAY);
+      await redis().persist(key);
+      const newer = `xpub${'D'.repeat(107)}`;
+      expect((await post(api.url, '/v1/recoverypub', recoveryPub(PAIR, newer))).status).to.equal(200);
+      expect(JSON.parse((await redis().get(key))!).recoveryXpub).to.equal(newer);
+      expect(await redis().ttl(key)).to.be.within(3 * DAY - 60, 3 * DAY);
+      const missing = await get(api.url, `/v1/recoverypub/${OTHER_PAIR.wkIdentity}`);
+      expect(missing.status).to.equal(404);
+      expect(await redis().exists(keys.recoveryPub(OTHER_PAIR.wkIdentity))).to.equal(0);
+    } finally {
+      await api.stop();
+    }
+  });
+
+  it('RECOVERYPUB_CREATIONS_PER_ADDRESS_PER_DAY (20) new records per address: the 21st is 429 and writes nothing; replacing one’s own is free; another address is unaffected', async () => {
+    const api = await startTestApi({ TRUST_PROXY_HOPS: '1' });
+    const from = (ip: string) => ({ 'X-Forwarded-For': ip });
+    const created = () => metric('relay_recoverypub_writes_total', { outcome: 'created' });
+    const replaced = () => metric('relay_recoverypub_writes_total', { outcome: 'replaced' });
+    const refused = () => metric('relay_rate_limit_rejections_total', { limiter: 'recoverypub' });
+    try {
+      const pairs = Array.from({ length: 22 }, (_, i) =>
+        pairOf(Buffer.alloc(32, i + 1), Buffer.alloc(32, i + 101)),
+      );
+      const [createdBefore, replacedBefore, refusedBefore] = [
+        await created(),
+        await replaced(),
+        await refused(),
+      ];
+      for (const pair of pairs.slice(0, 20)) {
+        const res = await post(api.url, '/v1/recoverypub', recoveryPub(pair), from('203.0.113.1'));
+        expect(res.status, res.text).to.equal(200);
+      }
+      expect(await created()).to.equal(createdBefore + 20);
+      const body = recoveryPub(pairs[20]!);
+      const over = await post(api.url, '/v1/recoverypub', body, from('203.0.113.1'));
+      expect(over.status).to.equal(429);
+      expect(over.body).to.deep.equal(
+        errorBody(
+          over,
+          'RATE_LIMITED',
+          'Too many recovery xpub records created from this address; retry later.',
+        ),
+      );
+      expect(Number(over.headers.get('retry-after'))).to.be.within(86_000, 86_400);
+      expect(await redis().exists(keys.recoveryPub(pairs[20]!.wkIdentity))).to.equal(0);
+      expect(await created()).to.equal(createdBefore + 20);
+      // Refused before anything was written, its signed message may be sent again: refused the same way.
+      expect((await post(api.url, '/v1/recoverypub', body, from('203.0.113.1'))).status).to.equal(429);
+      expect(await refused()).to.equal(refusedBefore + 2);
+      const counted = await redis().get('relay:rl:recoverypub:203.0.113.1');
+      const newer = `xpub${'E'.repeat(107)}`;
+      const own = await post(api.url, '/v1/recoverypub', recoveryPub(pairs[0]!, newer), from('203.0.113.1'));
+      expect(own.status, own.text).to.equal(200);
+      expect(JSON.parse((await redis().get(keys.recoveryPub(pairs[0]!.wkIdentity)))!).recoveryXpub).to.equal(
+        newer,
+      );
+      expect(await redis().get('relay:rl:recoverypub:203.0.113.1')).to.equal(counted);
+      expect(await replaced()).to.equal(replacedBefore + 1);
+      const elsewhere = await post(api.url, '/v1/recoverypub', recoveryPub(pairs[21]!), from('198.51.100.2'));
+      expect(elsewhere.status, elsewhere.text).to.equal(200);
+      expect(await redis().exists(keys.recoveryPub(pairs[21]!.wkIdentity))).to.equal(1);
+      expect(await created()).to.equal(createdBefore + 21);
+    } finally {
+      await api.stop();
+    }
   });
 
   for (const mode of Object.values(MODES)) {

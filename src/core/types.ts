@@ -42,7 +42,7 @@ export interface ActionRecord extends ActionRequest {
   expireAt?: string;
 }
 
-/** The key app's recovery account xpub of a pair, kept without expiry. */
+/** The key app's recovery account xpub of a pair, kept RECOVERYPUB_TTL_DAYS after its last write or read. */
 export interface RecoveryPub {
   wkIdentity: string;
   recoveryXpub: string;

@@ -1,10 +1,13 @@
 import type Router from '@koa/router';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Middleware } from 'koa';
 import type { SignedRoute } from '../core/signed-routes.js';
 import { type BodyCharge, DEFAULT_BODY_LIMIT } from '../core/http/body.js';
 import { okJson, type RelayState } from '../core/http/context.js';
 import { mount, mountCharged, type RouteSpec } from '../core/http/route-spec.js';
 import { AppError } from '../core/errors.js';
+import { consumeOrReject } from '../core/limits/rate-limit.js';
+import { recordRecoveryPubWrite } from '../core/metrics.js';
 import { validator } from '../core/validation/validate.js';
 import { idParams } from '../core/validation/common-schema.js';
 import { recoveryPubBody } from './recovery-pub-schema.js';
@@ -34,7 +37,8 @@ export function storedRecoveryPub(store: RecoveryPubStore): StoredAnswer {
 export const recoveryPubWrite = {
   method: 'post',
   path: '/v1/recoverypub',
-  summary: "Stores the key app's recovery xpub of a pair (always signed; kept without expiry)",
+  summary:
+    "Stores the key app's recovery xpub of a pair (always signed; kept RECOVERYPUB_TTL_DAYS after its last use; new records limited per address a day)",
   doc: 'recovery-xpub--post-v1recoverypub-get-v1recoverypubid',
   body: { component: 'RecoveryPubRequest', schema: recoveryPubBody, limitBytes: DEFAULT_BODY_LIMIT },
   data: 'RecoveryPub',
@@ -55,19 +59,34 @@ export const recoveryPubRead = {
 
 /**
  * The key app's recovery account xpub (docs/api.md#recovery-xpub--post-v1recoverypub-get-v1recoverypubid).
- * `signed` requires a signature by one of the pair's keys whatever AUTH_MODE says: the record outlives any
- * lifetime, so nobody but the pair may write it.
+ * `signed` requires a signature by one of the pair's keys whatever AUTH_MODE says: nobody but the pair may write
+ * its record. Anyone can make a pair of their own, so `creations` bounds the new records one client address makes
+ * a day; replacing the pair's own record is not charged. A creation racing another for the same pair may be
+ * charged though it ends a replacement: the bound holds.
  */
 export function recoveryPubRoutes(
   router: Router<RelayState>,
   store: RecoveryPubStore,
   guards: { writeBudget: BodyCharge; signed: Middleware<RelayState> },
+  creations: RateLimiterAbstract,
 ): void {
   mountCharged(router, recoveryPubWrite, guards.writeBudget, guards.signed, async (ctx) => {
     const { wkIdentity, recoveryXpub, xpubSignature, chain } = parseBody(ctx.request.body);
+    const record = { wkIdentity, recoveryXpub, xpubSignature, chain, createdAt: new Date().toISOString() };
     ctx.state.writing = true;
-    const createdAt = new Date().toISOString();
-    okJson(ctx, await store.save({ wkIdentity, recoveryXpub, xpubSignature, chain, createdAt }));
+    const replaced = await store.replace(record);
+    if (replaced !== null) {
+      recordRecoveryPubWrite('replaced');
+      okJson(ctx, replaced);
+      return;
+    }
+    // Nothing written yet: a refused creation gives the signed message's nonce back.
+    ctx.state.writing = false;
+    await consumeOrReject(creations, ctx, 'recovery xpub records created from this address');
+    ctx.state.writing = true;
+    const created = await store.save(record);
+    recordRecoveryPubWrite('created');
+    okJson(ctx, created);
   });
 
   mount(router, recoveryPubRead, async (ctx) => {

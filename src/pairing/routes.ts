@@ -11,8 +11,9 @@ import { idParams } from '../core/validation/common-schema.js';
 import { SYNC_OPTIONAL_FIELDS, syncBody } from './schema.js';
 import type { SyncStore } from './store.js';
 import type { TokenStore } from '../push/index.js';
-import type { StoredAnswer, SyncRecord } from '../core/types.js';
-import { chargeRegistrations, type TokenRegistrationLimits } from '../push/index.js';
+import type { StoredAnswer, SyncRecord, TokenRegistration } from '../core/types.js';
+import { registrationRefusal, type TokenRegistrationLimits } from '../push/index.js';
+import { recordSyncTokenSkipped } from '../core/metrics.js';
 
 type SyncRequest = SyncRecord & { keyToken?: string };
 
@@ -85,9 +86,28 @@ export const syncRead = {
 } satisfies RouteSpec;
 
 /**
+ * Whether a sync's keyToken may be registered: pairing matters more than the token, so a registration limit
+ * refusing it skips the token (counted and logged, neither identity nor token named) instead of refusing the sync.
+ */
+async function mayRegister(
+  limits: TokenRegistrationLimits,
+  ctx: { ip: string; state: RelayState },
+  token: TokenRegistration,
+): Promise<boolean> {
+  const refusal = await registrationRefusal(limits, ctx, token);
+  if (refusal === undefined) return true;
+  recordSyncTokenSkipped(refusal.limit);
+  ctx.state.log.info('sync stored without its keyToken: a token registration limit refused it', {
+    limit: refusal.limit,
+  });
+  return false;
+}
+
+/**
  * `writeBudget` charges each POST's body, refused or not, to the client's byte budget (see core/limits/rate-limit.ts);
  * `signed` checks and removes an identity signature (see identity/route-guard.ts). A `keyToken` is registered for the pair's key side as
- * POST /v1/token would, so a freshly paired key app gets pushes at once.
+ * POST /v1/token would, so a freshly paired key app gets pushes at once, unless a registration limit refuses it
+ * (see mayRegister).
  */
 export function syncRoutes(
   router: Router<RelayState>,
@@ -99,10 +119,10 @@ export function syncRoutes(
     const body = parseBody(ctx.request.body);
     const token =
       body.keyToken === undefined ? undefined : { wkIdentity: body.wkIdentity, keyToken: body.keyToken };
-    if (token) await chargeRegistrations(registrations, ctx, token);
+    const register = token !== undefined && (await mayRegister(registrations, ctx, token));
     ctx.state.writing = true;
     const json = await stores.sync.save(toRecord(body));
-    if (token) await stores.tokens.save(token);
+    if (register) await stores.tokens.save(token);
     okJson(ctx, json);
   });
 

@@ -9,7 +9,7 @@ export {
 } from './jobs.js';
 export { createPushSender, readServiceAccount, type PushResult, type PushSettings } from './fcm/index.js';
 export {
-  chargeRegistrations,
+  registrationRefusal,
   storedCounts,
   tokenRoutes,
   tokenWrite,

@@ -5,7 +5,9 @@ import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { type BodyCharge, DEFAULT_BODY_LIMIT } from '../core/http/body.js';
 import { ok, type RelayState } from '../core/http/context.js';
 import { mountCharged, type RouteSpec } from '../core/http/route-spec.js';
-import { consumeOrReject } from '../core/limits/rate-limit.js';
+import { consumeWithin, rateLimited } from '../core/limits/rate-limit.js';
+import type { AppError } from '../core/errors.js';
+import type { RegistrationLimit } from '../core/metrics.js';
 import { validator } from '../core/validation/validate.js';
 import { tokenBody } from './schema.js';
 import { SIDES } from '../core/sides.js';
@@ -53,21 +55,40 @@ export interface TokenRegistrationLimits {
   perAddress: RateLimiterAbstract;
 }
 
+/**
+ * Charges a body's registrations, its address first, then each side of the pair; stops at the first limit that
+ * refuses them. Returns that limit and how to refuse the request (a counted 429), or nothing when every limit
+ * takes them.
+ */
+export async function registrationRefusal(
+  limits: TokenRegistrationLimits,
+  ctx: { ip: string },
+  body: TokenRegistration,
+): Promise<{ limit: RegistrationLimit; refuse: () => AppError } | undefined> {
+  const sides = SIDES.filter((side) => body[`${side}Token`] !== undefined);
+  const byAddress = await consumeWithin(limits.perAddress, ctx, sides.length);
+  if (byAddress) {
+    const what = 'token registrations from this address';
+    return { limit: 'address', refuse: () => rateLimited(limits.perAddress, what, byAddress) };
+  }
+  for (const side of sides) {
+    const bySide = await consumeWithin(limits.perPairSide, `${side}:${body.wkIdentity}`);
+    if (bySide) {
+      const what = `${side} token registrations for this pair`;
+      return { limit: 'pair_side', refuse: () => rateLimited(limits.perPairSide, what, bySide) };
+    }
+  }
+  return undefined;
+}
+
 /** 429 once the address or a side of the pair is over its registrations; charged before anything is written. */
-export async function chargeRegistrations(
+async function chargeRegistrations(
   limits: TokenRegistrationLimits,
   ctx: { ip: string },
   body: TokenRegistration,
 ): Promise<void> {
-  const sides = SIDES.filter((side) => body[`${side}Token`] !== undefined);
-  await consumeOrReject(limits.perAddress, ctx, 'token registrations from this address', sides.length);
-  for (const side of sides) {
-    await consumeOrReject(
-      limits.perPairSide,
-      `${side}:${body.wkIdentity}`,
-      `${side} token registrations for this pair`,
-    );
-  }
+  const refusal = await registrationRefusal(limits, ctx, body);
+  if (refusal) throw refusal.refuse();
 }
 
 /** A resent registration is answered with the pair's counts as they are: registering again changes nothing. */

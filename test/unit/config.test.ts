@@ -158,6 +158,37 @@ describe('core/config', () => {
     });
   });
 
+  describe('the recovery xpub records', () => {
+    it('RECOVERYPUB_TTL_DAYS (730) and RECOVERYPUB_CREATIONS_PER_ADDRESS_PER_DAY (20) shape the config', () => {
+      expect(readConfig({}).config.recoveryPub).to.deep.equal({
+        ttlSeconds: 730 * 86_400,
+        creationsPerAddressPerDay: 20,
+      });
+      const { config } = readConfig({
+        RECOVERYPUB_TTL_DAYS: '1',
+        RECOVERYPUB_CREATIONS_PER_ADDRESS_PER_DAY: '1000000',
+      });
+      expect(config.recoveryPub).to.deep.equal({ ttlSeconds: 86_400, creationsPerAddressPerDay: 1_000_000 });
+    });
+
+    it('a bad value of either stops start-up, naming it', () => {
+      for (const [name, value, range] of [
+        ['RECOVERYPUB_TTL_DAYS', '0', '1 to 3650'],
+        ['RECOVERYPUB_TTL_DAYS', '3651', '1 to 3650'],
+        ['RECOVERYPUB_TTL_DAYS', '1.5', '1 to 3650'],
+        ['RECOVERYPUB_TTL_DAYS', 'forever', '1 to 3650'],
+        ['RECOVERYPUB_CREATIONS_PER_ADDRESS_PER_DAY', '0', '1 to 1000000'],
+        ['RECOVERYPUB_CREATIONS_PER_ADDRESS_PER_DAY', '-1', '1 to 1000000'],
+        ['RECOVERYPUB_CREATIONS_PER_ADDRESS_PER_DAY', '1000001', '1 to 1000000'],
+      ] as const) {
+        expect(() => readConfig({ [name]: value })).to.throw(
+          ConfigError,
+          `${name} must be an integer from ${range} (got "${value}")`,
+        );
+      }
+    });
+  });
+
   describe('the documents derived from the entries', () => {
     it("the README's table is the one the entries render (npm run docs:config)", () => {
       const readme = read('README.md');

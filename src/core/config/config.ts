@@ -299,6 +299,10 @@ function shape(v: Values, set: ReadonlySet<VariableName>) {
     pushPerPairPerMinute: v.PUSH_PER_PAIR_PER_MINUTE,
     tokenRegistrationsPerHour: v.TOKEN_REGISTRATIONS_PER_HOUR,
     tokenRegistrationsPerAddressPerDay: v.TOKEN_REGISTRATIONS_PER_ADDRESS_PER_DAY,
+    recoveryPub: {
+      ttlSeconds: v.RECOVERYPUB_TTL_DAYS * 86_400,
+      creationsPerAddressPerDay: v.RECOVERYPUB_CREATIONS_PER_ADDRESS_PER_DAY,
+    },
   };
 }
 

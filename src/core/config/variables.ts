@@ -240,6 +240,14 @@ export const VARIABLES = {
     roles: API,
     doc: 'token registrations (one per side, `keyToken` of a sync included) per client IP per day',
   }),
+  RECOVERYPUB_TTL_DAYS: variable(int(1, 3650), 730, {
+    roles: API,
+    doc: 'a recovery xpub record (`POST /v1/recoverypub`) lives this many days after its last write or read',
+  }),
+  RECOVERYPUB_CREATIONS_PER_ADDRESS_PER_DAY: variable(int(1, 1_000_000), 20, {
+    roles: API,
+    doc: "new recovery xpub records per client IP per day (replacing a pair's own is not one; over it: 429)",
+  }),
   SERVICES: variable(
     jsonObject,
     { onramp: true, offramp: true, swap: true },

@@ -145,6 +145,24 @@ export function readWithin<R>(limit: RequestLimit | undefined, work: LimitedWork
 }
 
 /**
+ * Consumes `points` of a per-endpoint budget (per client IP unless `key` says otherwise): the limiter's refusal
+ * when over it, nothing within it. For a caller that goes on without the limited part; see consumeOrReject.
+ */
+export async function consumeWithin(
+  limiter: RateLimiterAbstract,
+  key: string | { ip: string },
+  points = 1,
+): Promise<RateLimiterRes | undefined> {
+  try {
+    await limiter.consume(typeof key === 'string' ? key : ipBucket(key.ip), points);
+    return undefined;
+  } catch (rejection) {
+    if (!(rejection instanceof RateLimiterRes)) throw rejection;
+    return rejection;
+  }
+}
+
+/**
  * A consumption that does not set the global headers: for per-endpoint budgets (submissions, signing, bytes
  * written, per client IP unless `key` says otherwise), `points` at a time. `what` completes "Too many …".
  */
@@ -154,13 +172,14 @@ export async function consumeOrReject(
   what: string,
   points = 1,
 ): Promise<void> {
-  try {
-    await limiter.consume(typeof key === 'string' ? key : ipBucket(key.ip), points);
-  } catch (rejection) {
-    if (!(rejection instanceof RateLimiterRes)) throw rejection;
-    recordRateLimited(limiterName(limiter));
-    throw new AppError('RATE_LIMITED', `Too many ${what}; retry later.`, {
-      headers: { 'Retry-After': String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))) },
-    });
-  }
+  const rejection = await consumeWithin(limiter, key, points);
+  if (rejection !== undefined) throw rateLimited(limiter, what, rejection);
+}
+
+/** The 429 of a per-endpoint budget's refusal (counted by limiter), with its Retry-After. */
+export function rateLimited(limiter: RateLimiterAbstract, what: string, rejection: RateLimiterRes): AppError {
+  recordRateLimited(limiterName(limiter));
+  return new AppError('RATE_LIMITED', `Too many ${what}; retry later.`, {
+    headers: { 'Retry-After': String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))) },
+  });
 }

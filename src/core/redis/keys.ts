@@ -31,7 +31,7 @@ export interface Keys {
   authNonce(wkIdentity: string, nonce: string): string;
   /** A side of the pair that signs its writes: its unsigned writes are refused while this exists. */
   authPin(wkIdentity: string, side: Side): string;
-  /** The key app's recovery xpub of a pair: the one record kept without expiry. */
+  /** The key app's recovery xpub of a pair, kept RECOVERYPUB_TTL_DAYS after its last write or read. */
   recoveryPub(wkIdentity: string): string;
   /** Pushes sent to one side of the pair in the current minute. */
   pushCount(wkIdentity: string, side: Side): string;
