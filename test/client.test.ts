@@ -74,24 +74,17 @@ function clientOf(api: TestApi): RelayClient {
   return new RelayClient({ baseUrl: `${api.url}/`, profile: api.config.apiProfile, fetch: checked });
 }
 
-/** The JoinError `joined` is rejected with. */
-async function joinRefusal(joined: Promise<void>): Promise<JoinError> {
-  const err = await joined.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).to.be.instanceOf(JoinError);
-  return err as JoinError;
-}
-
-/** The RelayError `call` is refused with. */
-async function refusal(call: Promise<unknown>): Promise<RelayError> {
+/** The error `call` is rejected with, a RelayError unless `type` says otherwise (JoinError for `joined`). */
+async function refusal<E = RelayError>(
+  call: Promise<unknown>,
+  type: new (...args: never[]) => E = RelayError as never,
+): Promise<E> {
   const err = await call.then(
     () => undefined,
     (e: unknown) => e,
   );
-  expect(err).to.be.instanceOf(RelayError);
-  return err as RelayError;
+  expect(err).to.be.instanceOf(type);
+  return err as E;
 }
 
 const SECRET = 'test-onramper-secret-0123456789';
@@ -438,7 +431,7 @@ for (const profile of API_PROFILES) {
         onRefused: (code) => refused.push(code),
       });
       try {
-        const err = await joinRefusal(events.joined);
+        const err = await refusal(events.joined, JoinError);
         expect(err).to.include({ code: 'INVALID_PARAMETER', name: 'JoinError' });
         expect(err.message).to.equal('the relay refused the join on /v1/socket/wallet: INVALID_PARAMETER');
         expect(refused).to.deep.equal(['INVALID_PARAMETER']);
@@ -550,7 +543,7 @@ describe('client: signed writes and joins on a relay with AUTH_MODE=required', (
       onRefused: (code) => refused.push(code),
     });
     try {
-      expect(await joinRefusal(events.joined)).to.include({ code: 'AUTH_REQUIRED' });
+      expect(await refusal(events.joined, JoinError)).to.include({ code: 'AUTH_REQUIRED' });
       await joinsSettled(before, 1, 'unauthorized');
       expect(refused).to.deep.equal(['AUTH_REQUIRED']);
       await waitFor('the socket to stop', () => !events.socket.active);
@@ -595,7 +588,7 @@ describe('client: a join refused with an acknowledgement', () => {
     });
     try {
       // The first refusal is retried: joined waits on, and settles with the second.
-      expect(await joinRefusal(events.joined)).to.include({ code: 'AUTH_INVALID' });
+      expect(await refusal(events.joined, JoinError)).to.include({ code: 'AUTH_INVALID' });
       expect(refused).to.deep.equal(['AUTH_INVALID']);
       expect(events.socket.active).to.equal(false);
       expect(server.joins).to.have.length(2);
@@ -615,7 +608,7 @@ describe('client: a join refused with an acknowledgement', () => {
     });
     try {
       events.close();
-      expect(await joinRefusal(events.joined)).to.include({ code: CLOSED_BEFORE_JOIN });
+      expect(await refusal(events.joined, JoinError)).to.include({ code: CLOSED_BEFORE_JOIN });
       expect(server.joins).to.deep.equal([]);
     } finally {
       await server.close();
