@@ -32,9 +32,12 @@ function blocksOf(markdown: string): Map<string, string[]> {
   return blocks;
 }
 
-/** npm and node as a new user runs them: none of this test run's npm_* variables; the cache before the registry. */
+/**
+ * npm and node as a new user runs them: without the npm_* variables `npm test` set (its local prefix is this
+ * repository), the machine's own NPM_CONFIG_* kept; the cache before the registry.
+ */
 function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)));
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('npm_')));
   return {
     ...env,
     npm_config_prefer_offline: 'true',
