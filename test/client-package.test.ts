@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
+import { buildOpenApi } from '../src/contract/document.js';
 import { keysFor } from '../src/core/redis/keys.js';
 import { startTestApi, type TestApi } from './helpers/api.js';
 import { redis } from './helpers/redis.js';
@@ -127,11 +128,27 @@ describe('client package and docs/quickstart.md', function () {
     expect(client.version).to.equal((await packageJson(join(ROOT, 'package.json'))).version);
   });
 
-  it('the package has the relay’s licence, and depends on exactly what client/*.ts imports, at the root lock’s versions', async () => {
+  it('the relay and the package are under Apache-2.0: LICENSE, package.json, the OpenAPI info.license', async () => {
     const client = await packageJson(join(ROOT, 'client/package.json'));
     const relay = await packageJson(join(ROOT, 'package.json'));
-    const lock = await packageJson(join(ROOT, 'package-lock.json'));
     expect([client.license, relay.license]).to.deep.equal(['Apache-2.0', 'Apache-2.0']);
+    const licence = await readFile(join(ROOT, 'LICENSE'), 'utf8');
+    expect(
+      licence
+        .split('\n')
+        .slice(1, 4)
+        .map((line) => line.trim()),
+    ).to.deep.equal(['Apache License', 'Version 2.0, January 2004', 'http://www.apache.org/licenses/']);
+    expect(await readFile(join(ROOT, 'client/LICENSE'), 'utf8')).to.equal(licence);
+    expect((buildOpenApi().info as { license: unknown }).license).to.deep.equal({
+      name: 'Apache-2.0',
+      identifier: 'Apache-2.0',
+    });
+  });
+
+  it('the package depends on exactly what client/*.ts imports, at the root lock’s versions', async () => {
+    const client = await packageJson(join(ROOT, 'client/package.json'));
+    const lock = await packageJson(join(ROOT, 'package-lock.json'));
     const sources = (await readdir(join(ROOT, 'client'))).filter((file) => file.endsWith('.ts'));
     const imported = new Set<string>();
     for (const file of sources) {
