@@ -11,7 +11,7 @@ export interface EventOptions {
   wkIdentity: string;
   /** Signs every join (purpose `join`) with the pair's keys: a fresh nonce on each connection. */
   sign?: PairKeys;
-  /** The relay acknowledged a join: called on every connection's (a reconnect is a new connection). */
+  /** Called each time the relay acknowledges a join: once per connection (a reconnect is a new connection). */
   onJoined?: () => void;
   /** The relay refused the join for good (`AUTH_*`, `INVALID_PARAMETER`): the socket is closed, not reconnected. */
   onRefused?: (code: string) => void;
