@@ -47,7 +47,7 @@ const boundaries = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', '.bench/'] },
+  { ignores: ['node_modules/', 'dist/', 'client/dist/', '.bench/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -27,6 +27,24 @@ export class RelayError extends Error {
   }
 }
 
+/** Code of a `joined` that ended unanswered: `close()` came before the relay acknowledged a join. */
+export const CLOSED_BEFORE_JOIN = 'CLOSED_BEFORE_JOIN';
+
+/**
+ * A socket `join` the relay refused for good, with the code of its acknowledgement (docs/api.md#join-and-leave:
+ * `AUTH_*`, `INVALID_PARAMETER`), or `CLOSED_BEFORE_JOIN`.
+ */
+export class JoinError extends Error {
+  override readonly name = 'JoinError';
+
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 interface Envelope {
   success: false;
   error: { code: string; message: string; details?: ErrorDetail[]; requestId?: string };

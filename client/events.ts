@@ -1,4 +1,5 @@
 import { io, type Socket } from 'socket.io-client';
+import { CLOSED_BEFORE_JOIN, JoinError } from './errors.js';
 import { signBody, type PairKeys } from './signing.js';
 import type { ActionRecord } from './types.js';
 
@@ -10,17 +11,22 @@ export interface EventOptions {
   wkIdentity: string;
   /** Signs every join (purpose `join`) with the pair's keys: a fresh nonce on each connection. */
   sign?: PairKeys;
-  /** The relay refused the join for good (an `AUTH_*` code): the socket is closed and not reconnected. */
+  /** Called each time the relay acknowledges a join: once per connection (a reconnect is a new connection). */
+  onJoined?: () => void;
+  /** The relay refused the join for good (`AUTH_*`, `INVALID_PARAMETER`): the socket is closed, not reconnected. */
   onRefused?: (code: string) => void;
-  /** After the relay closed the socket without saying why, connect again this much later (default 5000 ms). */
+  /** After a refusal worth retrying (the relay closed the socket), connect again this much later (default 5000 ms). */
   rejoinDelayMs?: number;
 }
 
-/** A join's acknowledgement, from relays that send one; without it the join is taken as made. */
-interface JoinAck {
+/** The relay's answer to a join (docs/api.md#join-and-leave). */
+interface JoinAnswer {
   ok?: unknown;
   code?: unknown;
 }
+
+/** Codes no retry of the same join can change: a signature refused, or a `wkIdentity` that is no identifier. */
+const isFinal = (code: string) => code.startsWith('AUTH_') || code === 'INVALID_PARAMETER';
 
 /**
  * The relay's events for one pair (docs/api.md#real-time-events): socket.io with the apps' options, a `join` on
@@ -28,15 +34,27 @@ interface JoinAck {
  */
 export class RelayEvents {
   readonly socket: Socket;
+  /**
+   * The first join's outcome: resolves once the relay acknowledged it (a record stored from then on reaches this
+   * socket); rejects with a `JoinError` when the relay refused it for good or `close()` came first. A refusal
+   * worth retrying (`RATE_LIMITED`, `UNAVAILABLE`) is retried, and this waits on.
+   */
+  readonly joined: Promise<void>;
+  private settleJoined!: { resolve: () => void; reject: (err: JoinError) => void };
   private inRoom = true;
   private closed = false;
   private rejoin: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     baseUrl: string,
-    side: Side,
+    private readonly side: Side,
     private readonly options: EventOptions,
   ) {
+    this.joined = new Promise((resolve, reject) => {
+      this.settleJoined = { resolve, reject };
+    });
+    // Handled here too, so that a caller who never awaits it does not get an unhandled rejection.
+    this.joined.catch(() => undefined);
     this.socket = io(baseUrl, { path: `/v1/socket/${side}`, reconnectionAttempts: 100, timeout: 10000 });
     this.socket.on('connect', () => {
       if (this.inRoom) this.join();
@@ -62,6 +80,11 @@ export class RelayEvents {
   }
 
   close(): void {
+    this.end(new JoinError(CLOSED_BEFORE_JOIN, 'closed before the relay acknowledged a join'));
+  }
+
+  private end(reason: JoinError): void {
+    this.settleJoined.reject(reason);
     this.closed = true;
     clearTimeout(this.rejoin);
     this.socket.disconnect();
@@ -70,10 +93,15 @@ export class RelayEvents {
   private join(): void {
     const data = { wkIdentity: this.options.wkIdentity };
     const sent = this.options.sign ? { ...data, ...signBody(data, 'join', this.options.sign) } : data;
-    this.socket.emit('join', sent, (ack: JoinAck | undefined) => {
-      if (ack?.ok === false && typeof ack.code === 'string' && ack.code.startsWith('AUTH_')) {
-        this.close();
-        this.options.onRefused?.(ack.code);
+    this.socket.emit('join', sent, (answer: JoinAnswer | undefined) => {
+      if (answer?.ok === true) {
+        this.settleJoined.resolve();
+        this.options.onJoined?.();
+      } else if (typeof answer?.code === 'string' && isFinal(answer.code)) {
+        this.end(
+          new JoinError(answer.code, `the relay refused the join on /v1/socket/${this.side}: ${answer.code}`),
+        );
+        this.options.onRefused?.(answer.code);
       }
     });
   }

