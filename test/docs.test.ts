@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { ROUTES } from '../src/contract/document.js';
+import { anchors } from './helpers/markdown.js';
 
 /** The repository stands alone: its docs are the contract, and every link into them lands on a heading. */
 
@@ -11,20 +12,6 @@ const tracked = (...paths: string[]) =>
   execFileSync('git', ['ls-files', '--', ...paths], { cwd: root, encoding: 'utf8' })
     .split('\n')
     .filter(Boolean);
-
-/** GitHub's heading anchors: lower case, punctuation dropped, each space a hyphen. */
-function anchors(markdown: string): Set<string> {
-  const found = new Set<string>();
-  for (const [, heading] of markdown.matchAll(/^#{1,6} (.+)$/gm)) {
-    found.add(
-      heading!
-        .toLowerCase()
-        .replace(/[^\p{L}\p{N} _-]/gu, '')
-        .replace(/ /g, '-'),
-    );
-  }
-  return found;
-}
 
 const DOCS: Record<string, string> = {
   'api.md': 'docs/api.md',
