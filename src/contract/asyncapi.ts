@@ -201,8 +201,8 @@ export function buildAsyncApi(): Record<string, unknown> {
         'then the WebSocket upgrade; no auth, query or extra headers. Each path is the socket.io `path` option of ' +
         'the client. Packets up to 100 KB, ping interval 25 s, timeout 20 s, SOCKETS_PER_IP open sockets per ' +
         'client IP on a pod. The human contract is docs/api.md#real-time-events. A relay serves this document ' +
-        'at GET /v1/asyncapi.json; docs/asyncapi.yaml is the same, written by `npm run asyncapi` from ' +
-        'src/contract/asyncapi.ts.',
+        'at GET /v1/asyncapi.json; docs/asyncapi.yaml is the same, written by `npm run asyncapi` ' +
+        '(src/contract/asyncapi.ts).',
     },
     defaultContentType: 'application/json',
     servers: {
