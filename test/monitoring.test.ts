@@ -329,6 +329,22 @@ describe('monitoring as code: the alert rules and the Grafana dashboard', functi
       }
     });
 
+    it(`every panel ${RUNBOOK_FILE} names (_Row › Panel_) is on the dashboard, in that row`, () => {
+      const layout = new Set<string>();
+      let row = '';
+      for (const panel of dashboard.panels as Manifest[]) {
+        if (panel.type === 'row') row = panel.title as string;
+        else layout.add(`${row} › ${panel.title}`);
+      }
+      const named = [
+        ...readRepoFile(RUNBOOK_FILE)
+          .replace(/\s*\n\s*/g, ' ')
+          .matchAll(/(?<!\w)_([A-Z][^_`]*? › [^_`]+?)_(?!\w)/g),
+      ].map(([, name]) => name!);
+      expect(named.length).to.be.greaterThan(15);
+      expect(named.filter((name) => !layout.has(name))).to.deep.equal([]);
+    });
+
     it('every metric a panel queries is on the relay’s /metrics', () => {
       const exprs = panels.flatMap((panel) =>
         panel.targets.map((target: Manifest) => panelQuery(target.expr)),
