@@ -20,7 +20,7 @@ import { healthRoutes, type Readiness } from './core/http/health-route.js';
 import { marketRoutes } from './market/index.js';
 import { noncesRoutes } from './identity/index.js';
 import { bareRoutes, buildOpenApi, ROUTES } from './contract/index.js';
-import { openApiRoutes } from './contract/index.js';
+import { buildAsyncApi, contractRoutes } from './contract/index.js';
 import { recoveryPubRoutes, recoveryPubWrite, storedRecoveryPub } from './pairing/index.js';
 import { servicesRoutes } from './market/index.js';
 import { signRoutes } from './partners/index.js';
@@ -137,7 +137,7 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
   );
   noncesRoutes(router);
   servicesRoutes(router, config.services);
-  openApiRoutes(router, buildOpenApi(config.apiProfile));
+  contractRoutes(router, { openApi: buildOpenApi(config.apiProfile), asyncApi: buildAsyncApi() });
   const marketStore = new MarketStore(redis, keys);
   const upstream = new Upstream(config.market.upstreamTimeoutMs);
   marketRoutes(

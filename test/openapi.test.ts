@@ -115,6 +115,17 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  it('describes GET /v1/openapi.json and GET /v1/asyncapi.json as their documents, not enveloped, under both profiles', () => {
+    for (const profile of API_PROFILES) {
+      const doc = buildOpenApi(profile) as { paths: Record<string, Record<string, any>> }; // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON
+      const ok = (path: string) => doc.paths[path]!.get.responses['200'].content['application/json'].schema;
+      expect(ok('/v1/openapi.json'), profile).to.deep.equal({ $ref: '#/components/schemas/OpenApiDocument' });
+      expect(ok('/v1/asyncapi.json'), profile).to.deep.equal({
+        $ref: '#/components/schemas/AsyncApiDocument',
+      });
+    }
+  });
+
   it('describes every endpoint with its body, parameters, success and each error status', () => {
     const doc = buildOpenApi() as { paths: Record<string, Record<string, any>> }; // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON
     const action = doc.paths['/v1/action']!.post;

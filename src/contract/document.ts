@@ -10,7 +10,7 @@ import { CUSTOM_KEYWORDS } from '../core/validation/validate.js';
 import { recoveryPubRead, recoveryPubWrite, syncRead, syncWrite } from '../pairing/index.js';
 import { networkFeesRead, ratesRead, servicesRead, tokenInfoRead } from '../market/index.js';
 import * as responses from './responses-schema.js';
-import { openApiRead } from './routes.js';
+import { asyncApiRead, openApiRead } from './routes.js';
 import { signRoute } from '../partners/index.js';
 import { contactRoute, ticketRoute } from '../support/index.js';
 import { tokenWrite } from '../push/index.js';
@@ -44,6 +44,7 @@ export const ROUTES: readonly Operation[] = [
   ticketRoute,
   contactRoute,
   openApiRead,
+  asyncApiRead,
   livenessRead,
   readinessRead,
 ];
@@ -128,11 +129,12 @@ const schemas = (profile: ApiProfile): Record<string, object> => ({
   Queued: responses.queued,
   Health: responses.health,
   OpenApiDocument: { type: 'object', description: 'this document' },
+  AsyncApiDocument: { type: 'object', description: 'the AsyncAPI 3.0 document of the socket.io events' },
   Error: responses.failure(Object.keys(STATUS) as ErrorCode[]),
 });
 
 /** Operations whose answer is the payload itself, without `{ success, data }`, whatever the profile. */
-const NOT_ENVELOPED: ReadonlySet<Operation> = new Set([openApiRead]);
+const NOT_ENVELOPED: ReadonlySet<Operation> = new Set([openApiRead, asyncApiRead]);
 
 function isBare(operation: Operation, profile: ApiProfile): boolean {
   return NOT_ENVELOPED.has(operation) || (profile === 'ssp-apps' && operation.bareForApps === true);
@@ -339,7 +341,7 @@ function headerComponents(paths: Schema): Schema {
 const DESCRIPTION = `The HTTP API of multisig-relay. Every answer is JSON: \`{ "success": true, "data": … }\` or the \
 error envelope (\`Error\`); under API_PROFILE=ssp-apps the reads the released apps make answer \`data\` alone. An unknown path answers 404 NOT_FOUND whatever the method; a known path with another \
 method answers 405 METHOD_NOT_ALLOWED with an \`Allow\` header (OPTIONS: 204 with \`Allow\`). The socket.io events \
-on /v1/socket/key and /v1/socket/wallet are described by docs/asyncapi.yaml. The human contract is docs/api.md.`;
+on /v1/socket/key and /v1/socket/wallet are described by GET /v1/asyncapi.json (docs/asyncapi.yaml). The human contract is docs/api.md.`;
 
 /** The whole document of the profile the relay runs: a plain JSON value, built once per process. */
 export function buildOpenApi(profile: ApiProfile = 'standard'): Record<string, unknown> {

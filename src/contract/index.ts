@@ -1,3 +1,3 @@
 export { buildAsyncApi } from './asyncapi.js';
 export { bareRoutes, buildOpenApi, ROUTES } from './document.js';
-export { openApiRoutes } from './routes.js';
+export { contractRoutes } from './routes.js';

@@ -11,14 +11,32 @@ export const openApiRead = {
   errors: [],
 } satisfies RouteSpec;
 
-/**
- * The machine-readable contract of the profile the relay runs (`openApi`, see document.ts), generated once at
- * start-up from the schemas the routes validate with.
- */
-export function openApiRoutes(router: Router<RelayState>, openApi: Record<string, unknown>): void {
-  const text = JSON.stringify(openApi);
-  mount(router, openApiRead, (ctx) => {
+export const asyncApiRead = {
+  method: 'get',
+  path: '/v1/asyncapi.json',
+  summary: 'The AsyncAPI 3.0 document of the socket.io events, docs/asyncapi.yaml as JSON (not enveloped)',
+  doc: 'machine-readable-contract',
+  data: 'AsyncApiDocument',
+  errors: [],
+} satisfies RouteSpec;
+
+/** The machine-readable contracts, each generated once at start-up: OpenAPI of the profile the relay runs, AsyncAPI. */
+export interface ContractDocuments {
+  openApi: Record<string, unknown>;
+  asyncApi: Record<string, unknown>;
+}
+
+/** Answers `document` as it is: a JSON value serialized once. */
+function serve(router: Router<RelayState>, spec: RouteSpec, document: Record<string, unknown>): void {
+  const text = JSON.stringify(document);
+  mount(router, spec, (ctx) => {
     ctx.set('Content-Type', 'application/json; charset=utf-8');
     ctx.body = text;
   });
+}
+
+/** The documents built from the schemas the routes validate with (document.ts) and the events (asyncapi.ts). */
+export function contractRoutes(router: Router<RelayState>, documents: ContractDocuments): void {
+  serve(router, openApiRead, documents.openApi);
+  serve(router, asyncApiRead, documents.asyncApi);
 }
