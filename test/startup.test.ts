@@ -7,7 +7,6 @@ import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { loadConfig } from '../src/config.js';
 import { ConfigError } from '../src/core/config/config.js';
-import { createLogger } from '../src/core/log.js';
 import { freePort, portAnswers, startPrivateRedis } from '../src/core/redis/server.js';
 import { post, startTestApi, testEnv, waitUntilReady } from './helpers/api.js';
 import { alive, descendants, exitOf, runNode, spawnNode, tempDirs, type Child } from './helpers/child.js';
@@ -265,7 +264,9 @@ describe('the relay as a process: start-up, shutdown and its logs', function () 
           .map((line) => JSON.parse(line) as Record<string, unknown>);
       let below: number[] = [];
       try {
-        await waitUntilReady(`http://127.0.0.1:${port}`, 60_000, () => npm.exitCode !== null);
+        await waitUntilReady(`http://127.0.0.1:${port}`, 60_000, () => npm.exitCode !== null).catch((err) => {
+          throw new Error(`${(err as Error).message}: ${stderr}${stdout.slice(-2000)}`, { cause: err });
+        });
         const started = logLines().find((line) => String(line.msg).startsWith('REDIS_URL is unset'));
         expect(started).to.include({
           level: 'warn',
