@@ -69,7 +69,8 @@ interface Relay {
 /** The pods and the worker. */
 const relays: Relay[] = [];
 let redis: PrivateRedis | undefined;
-let nginx: LocalNginx | undefined;
+/** Set once nginx is being started: a stop during its start waits for it, then stops it. */
+let nginx: Promise<LocalNginx> | undefined;
 let stopping = false;
 
 /** A process that exits before the stack stops stops the stack (exit code 1). */
@@ -91,7 +92,8 @@ function startRelay(name: string, env: Record<string, string>): Relay {
   prefixLines(name, child.stdout!);
   prefixLines(name, child.stderr!);
   stopOnExit(name, child);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // 'close': its output is read to the end.
+  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
   const part = {
     name,
     process: child,
@@ -109,7 +111,10 @@ async function stop(code: number): Promise<void> {
   say('stack', 'stopping: the pods and the worker drain, then nginx and Redis stop');
   for (const relay of relays) relay.process.kill('SIGTERM');
   await Promise.all(relays.map((relay) => relay.exited));
-  await nginx?.stop();
+  await nginx?.then(
+    (started) => started.stop(),
+    () => undefined, // it did not start: nothing to stop
+  );
   await redis?.stop();
   say('stack', 'stopped');
   process.exit(code);
@@ -152,14 +157,12 @@ async function startUp(): Promise<void> {
 
   if (stopping) return;
   const port = (await portFree(DEFAULT_PORT)) ? DEFAULT_PORT : await freePort();
-  nginx = await startLocalNginx({ upstreams: pods, port });
-  prefixLines('nginx', nginx.process.stderr!);
-  stopOnExit('nginx', nginx.process);
+  nginx = startLocalNginx({ upstreams: pods, port });
+  const { url, process: child } = await nginx;
+  prefixLines('nginx', child.stderr!);
+  stopOnExit('nginx', child);
   const which = port === DEFAULT_PORT ? 'the default port' : `a free port: ${DEFAULT_PORT} is in use`;
-  say(
-    'stack',
-    `multisig-relay at ${nginx.url} (nginx with deploy/nginx.conf, on ${which}); Ctrl-C stops it all`,
-  );
+  say('stack', `multisig-relay at ${url} (nginx with deploy/nginx.conf, on ${which}); Ctrl-C stops it all`);
 }
 
 try {
