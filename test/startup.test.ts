@@ -292,7 +292,9 @@ describe('the relay as a process: start-up, shutdown and its logs', function () 
         process.kill(-npm.pid!, 'SIGTERM');
         expect(await exitOf(npm, 30_000)).to.equal(0);
         expect(stdout).to.not.include('did not close in time');
-        expect(logLines().slice(-1)[0]).to.include({ msg: 'worker stopped' });
+        expect(
+          ['shutting down', 'api stopped', 'worker stopped'].map((msg) => count(logLines(), msg)),
+        ).to.deep.equal([1, 1, 1]);
         await waitFor('every process npm started to exit', () => below.every((pid) => !alive(pid)), 15_000);
         expect(await portAnswers('127.0.0.1', Number(privateRedis.port))).to.equal(false);
         expect(existsSync(dir!)).to.equal(false);
