@@ -79,7 +79,13 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
   // Longer than common load balancers' idle timeout (60 s), so they close first and never reuse a dead socket.
   server.keepAliveTimeout = 65_000;
   const url = await listen(server, config.port, config.host, 'PORT', log, config.httpBacklog);
-  log.info('api listening', { host: config.host, port: Number(new URL(url).port) });
+  log.info('api listening', {
+    host: config.host,
+    port: Number(new URL(url).port),
+    apiProfile: config.apiProfile,
+    // AUTH_MODE, with AUTH_ROUTES over it: the mode of each signed route.
+    auth: config.auth.modes,
+  });
   announceVerifier(verification, log);
   // In the background: with Redis away at start-up, the REST API answers (503s) meanwhile.
   void realtime

@@ -63,7 +63,7 @@ async function startUp(): Promise<void> {
   metrics = await startMetricsServer(config, log);
   const { topology } = config.redis;
   if (topology.kind === 'standalone' && !topology.explicit) {
-    topology.url = await redisForLaptop(topology.url, log);
+    topology.url = await redisForLaptop(log);
   }
   for (const start of ROLE_STARTERS[config.role]) {
     if (stopping) return;

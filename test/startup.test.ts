@@ -1,15 +1,15 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type Server } from 'node:net';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { loadConfig } from '../src/config.js';
 import { ConfigError } from '../src/core/config/config.js';
-import { createLogger } from '../src/core/log.js';
-import { redisForLaptop } from '../src/core/redis/dev-redis.js';
 import { freePort, portAnswers, startPrivateRedis } from '../src/core/redis/server.js';
 import { post, startTestApi, testEnv, waitUntilReady } from './helpers/api.js';
-import { alive, descendants, exitOf, runNode, spawnNode, type Child } from './helpers/child.js';
+import { alive, descendants, exitOf, runNode, spawnNode, tempDirs, type Child } from './helpers/child.js';
 import { redis, testRedis } from './helpers/redis.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -234,40 +234,91 @@ describe('the relay as a process: start-up, shutdown and its logs', function () 
     }
   });
 
-  describe('npm start without REDIS_URL names the Redis it uses', () => {
-    it('a Redis answering on the default address is used, with a warning naming it', async () => {
-      const lines: Record<string, unknown>[] = [];
-      const log = createLogger('info', {}, (line) => lines.push(JSON.parse(line)));
-      const { url, port } = testRedis();
-      expect(await redisForLaptop(url, log)).to.equal(url);
-      expect(lines.map(({ level, msg, redis }) => ({ level, msg, redis }))).to.deep.equal([
-        {
+  describe('npm start without REDIS_URL', () => {
+    it('uses a private redis-server, never the machine’s 6379; the start log names the auth modes and the API profile; SIGTERM to the whole process group stops it without waiting on Redis, the server last', async function () {
+      this.timeout(120_000);
+      const [port, metricsPort] = [await freePort(), await freePort()];
+      const env: Record<string, string | undefined> = {
+        ...process.env,
+        ...testEnv({
+          PORT: String(port),
+          METRICS_PORT: String(metricsPort),
+          RELAY_ROLE: 'all',
+          LOG_LEVEL: 'info',
+          API_PROFILE: 'ssp-apps',
+          AUTH_MODE: 'required',
+          AUTH_ROUTES: 'sync=off,join=optional',
+        }),
+      };
+      delete env.REDIS_URL;
+      // As `timeout 8 npm start` or a terminal's Ctrl-C do: the signal reaches npm and every process of its group.
+      const npm = spawn('npm', ['start'], { detached: true, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      npm.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      npm.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const logLines = () =>
+        stdout
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => JSON.parse(line) as Record<string, unknown>);
+      let below: number[] = [];
+      try {
+        await waitUntilReady(`http://127.0.0.1:${port}`, 60_000, () => npm.exitCode !== null).catch((err) => {
+          throw new Error(`${(err as Error).message}: ${stderr}${stdout.slice(-2000)}`, { cause: err });
+        });
+        const started = logLines().find((line) => String(line.msg).startsWith('REDIS_URL is unset'));
+        expect(started).to.include({
           level: 'warn',
-          msg: 'REDIS_URL is unset: using the Redis that answers on the default address; set REDIS_URL to choose',
-          redis: `127.0.0.1:${port}`,
-        },
-      ]);
+          msg: 'REDIS_URL is unset: started a private redis-server for this process; its data is lost on exit',
+        });
+        const privateRedis = new URL(String(started!.redisUrl));
+        expect(privateRedis.hostname).to.equal('127.0.0.1');
+        expect(privateRedis.port).to.not.equal('6379');
+        const usedRedis = await waitFor('the Redis settings', () =>
+          logLines()
+            .filter((line) => line.msg === 'using Redis' || line.msg === 'Redis settings')
+            .map((line) => line.redis),
+        );
+        expect(new Set(usedRedis)).to.deep.equal(new Set([privateRedis.host]));
+        expect(logLines().find((line) => line.msg === 'api listening')).to.deep.include({
+          apiProfile: 'ssp-apps',
+          auth: { action: 'required', token: 'required', sync: 'off', join: 'optional' },
+        });
+
+        below = descendants(npm.pid!);
+        const [dir] = tempDirs(below);
+        expect(dir).to.match(/relay-redis-/);
+        process.kill(-npm.pid!, 'SIGTERM');
+        expect(await exitOf(npm, 30_000)).to.equal(0);
+        expect(stdout).to.not.include('did not close in time');
+        expect(
+          ['shutting down', 'api stopped', 'worker stopped'].map((msg) => count(logLines(), msg)),
+        ).to.deep.equal([1, 1, 1]);
+        await waitFor('every process npm started to exit', () => below.every((pid) => !alive(pid)), 15_000);
+        expect(await portAnswers('127.0.0.1', Number(privateRedis.port))).to.equal(false);
+        expect(existsSync(dir!)).to.equal(false);
+        expect(stderr).to.equal('');
+      } finally {
+        for (const pid of below.filter(alive)) process.kill(pid, 'SIGKILL');
+        if (npm.exitCode === null) process.kill(-npm.pid!, 'SIGKILL');
+      }
     });
 
-    it('with nothing answering there, a private redis-server is started and named', async () => {
-      const closed = await freePort();
-      const script = `
-        import { createLogger } from './src/core/log.ts';
-        import { redisForLaptop } from './src/core/redis/dev-redis.ts';
-        await redisForLaptop('redis://127.0.0.1:${closed}', createLogger('info'));
-        setInterval(() => {}, 1000);
-      `;
-      const child = spawnNode(['--input-type=module', '-e', script], {});
-      try {
-        const line = await waitFor('the warning', () => jsonLines(child)[0]);
-        expect(line).to.include({
-          level: 'warn',
-          msg: 'started a private redis-server for this process; its data is lost on exit',
-        });
-        expect(await portAnswers('127.0.0.1', Number(new URL(String(line.redisUrl)).port))).to.equal(true);
-      } finally {
-        child.kill();
-      }
+    it('without redis-server installed, exits with one line saying how to get Redis or set REDIS_URL', async () => {
+      // An empty PATH: node is run by its path, and no redis-server is found.
+      const empty = mkdtempSync(join(tmpdir(), 'relay-path-'));
+      const env: Record<string, string> = { ...testEnv(), PATH: empty };
+      delete env.REDIS_URL;
+      const run = await runNode(MAIN, env);
+      expect(run).to.deep.equal({
+        code: 1,
+        stdout: '',
+        stderr:
+          'multisig-relay: REDIS_URL is unset and redis-server is not installed: install it (apt-get install ' +
+          'redis-server, brew install redis) or set REDIS_URL to a Redis 7 server (e.g. REDIS_URL=redis://127.0.0.1:6379).\n',
+      });
+      rmSync(empty, { recursive: true });
     });
   });
 

@@ -1,9 +1,13 @@
 import { startApi, type ApiHandle } from '../../src/api.js';
+import { waitUntilReady } from '../../scripts/stack-parts.js';
 import { EVM_CHAINS } from '../../src/core/chains.js';
 import { loadConfig, type RelayConfig as Config } from '../../src/config.js';
 import { createLogger } from '../../src/core/log.js';
 import { checkContract, servesProfile } from './contract.js';
 import { testRedis } from './redis.js';
+
+/** Polls /readyz, as a load balancer would, so tests start against a connected instance. */
+export { waitUntilReady };
 
 export interface TestApi {
   url: string;
@@ -49,18 +53,6 @@ export async function startTestApi(overrides: Record<string, string> = {}): Prom
   servesProfile(handle.url, config.apiProfile);
   await waitUntilReady(handle.url);
   return { url: handle.url, config, handle, logs, stop: () => handle.stop() };
-}
-
-/**
- * Polls /readyz, as a load balancer would, so tests start against a connected instance. Generous: on a cluster
- * readiness waits for the adapter's sharded subscribers, which take seconds on a loaded machine.
- */
-export async function waitUntilReady(url: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while ((await fetch(`${url}/readyz`).catch(() => undefined))?.status !== 200) {
-    if (Date.now() > deadline) throw new Error(`${url} not ready after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 export interface Reply {

@@ -2,11 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { ApiProfile } from '../../src/core/config/config.js';
 import { freePort } from '../../src/core/redis/server.js';
-import { testEnv, waitUntilReady } from './api.js';
+import { TSX, waitUntilReady } from '../../scripts/stack-parts.js';
+import { testEnv } from './api.js';
 import { servesProfile } from './contract.js';
-
-/** `node --import=tsx <script>`: how the tests run the relay and its scripts as separate processes. */
-export const TSX = ['--import=tsx'];
 
 /** A child process whose output is collected as it comes. */
 export interface Child {
@@ -91,6 +89,22 @@ export function descendants(pid: number): number[] {
   };
   visit(pid);
   return found;
+}
+
+/**
+ * The temporary directories in the command lines of `pids` (Linux: read from /proc): redis-server's `--dir`,
+ * nginx's prefix (`-p`; nginx rewrites its command line as one string).
+ */
+export function tempDirs(pids: number[]): string[] {
+  const dirs = pids.flatMap((pid) => {
+    try {
+      const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      return [...args.matchAll(/(?:--dir|-p) (\S+)/g)].map((match) => match[1]!);
+    } catch {
+      return []; // gone meanwhile
+    }
+  });
+  return [...new Set(dirs)];
 }
 
 /** Whether a process with this pid exists (and is not a zombie). */

@@ -68,7 +68,8 @@ function atExit(cleanup: () => void): void {
 /**
  * redis-server runs under this shell, which ties its life to ours: it polls our pid and, once we are gone
  * (even by SIGKILL, which runs no exit handler), kills redis-server and removes its directory. SIGTERM from us
- * (stop) kills redis-server and leaves the directory for a restart. `$1` our pid, `$2` the directory.
+ * (stop) kills redis-server and leaves the directory for a restart. `$1` our pid, `$2` the directory. The shell
+ * leads a process group of its own: a signal to ours (Ctrl-C, `timeout`) stops us, and the server after us.
  */
 const WATCHDOG = `
 parent=$1; dir=$2; shift 2
@@ -133,7 +134,7 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
         ...(options.sentinelConfig === undefined ? ['--maxmemory-policy', 'noeviction'] : []),
         ...(options.args ?? []),
       ],
-      { stdio: 'ignore' },
+      { stdio: 'ignore', detached: true },
     );
     const deadline = Date.now() + 10_000;
     while (!(await portAnswers('127.0.0.1', chosen, 200))) {
