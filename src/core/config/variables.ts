@@ -96,9 +96,9 @@ export const VARIABLES = {
   HOST: variable(string, '0.0.0.0', { roles: API }),
   REDIS_URL: optional(url(['redis:', 'rediss:']), {
     roles: BOTH,
-    shown: '`redis://127.0.0.1:6379`',
+    shown: '—',
     exclusive: TOPOLOGY,
-    doc: 'a single Redis every pod and the worker share (`maxmemory-policy noeviction`); `rediss://` for TLS',
+    doc: 'a single Redis every pod and the worker share (`maxmemory-policy noeviction`); `rediss://` for TLS. Unset (and no other topology): `npm start` runs a private redis-server, `npm run jobs` and `migrate-keys` use `redis://127.0.0.1:6379`',
   }),
   REDIS_SENTINELS: optional(nodes, {
     roles: BOTH,
