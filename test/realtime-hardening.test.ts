@@ -255,6 +255,44 @@ describe('SIGTERM while POSTs continue', () => {
       await b.stop();
     }
   });
+  it('uploads answered as pod A closes, each connection closed in the turn of its answer: every record reaches pod B', async function () {
+    this.timeout(30_000);
+    const room = 'drain-close-room';
+    const [a, b] = await Promise.all([startTestApi(), startTestApi()]);
+    try {
+      // The earliest a connection can close after its answer (a client or balancer closing at once): the last
+      // one to close ends the server's close, and the adapter's, in that same turn.
+      let arrived = 0;
+      a.handle.server.on('request', (req, res) => {
+        arrived++;
+        res.once('finish', () => req.socket.destroy());
+      });
+      const before = await joinsHandled();
+      const key = client(b.url, 'key', { wkIdentity: room });
+      await joinsSettled(before, 1);
+      const uploads = Array.from({ length: 5 }, (_, i) =>
+        slowUpload(a.url, JSON.stringify(tx(room, `feed${i}${i}`))),
+      );
+      await waitFor('every upload in progress', () => arrived === uploads.length);
+      const stopped = a.stop();
+      await waitFor('pod A closing its HTTP server', () =>
+        a.logs.some((line) => line.msg === 'sockets closed'),
+      );
+      const answered: unknown[] = [];
+      for (const upload of uploads) {
+        upload.finish();
+        const { status, text } = await upload.answer;
+        expect(status).to.equal(200);
+        answered.push(JSON.parse(text).data);
+      }
+      await stopped;
+      expect(a.logs.filter((line) => line.msg === 'socket notice not published')).to.deep.equal([]);
+      await waitFor('every acknowledged record on pod B', () => dataOf(key, 'tx').length === answered.length);
+      expect(dataOf(key, 'tx')).to.deep.equal(answered);
+    } finally {
+      await b.stop();
+    }
+  });
 });
 
 describe('SOCKETS_PER_IP under concurrent handshakes', () => {

@@ -248,13 +248,16 @@ export class Realtime {
   }
 
   /**
-   * SIGTERM, last step, once the HTTP server stopped: the room channels' connections. The last answered POST's notice
-   * went out before (it is published on the turn of its answer, the server closes on a later one).
+   * SIGTERM, last step, once the HTTP server stopped: the room channels' connections, once every answered POST's
+   * notice was published (each is handed to the publisher before its answer).
    */
   async closeAdapter(): Promise<void> {
     for (const check of this.liveness) check.stop();
-    // QUIT waits behind the notices and the unsubscribes queued before it; with Redis away it would wait for good.
-    await settlesWithin(Promise.allSettled([this.clients.pub.quit(), this.clients.sub.quit()]), 1000);
+    // QUIT waits behind the unsubscribes queued before it; with Redis away all this would wait for good.
+    const closed = this.channels
+      .published()
+      .then(() => Promise.allSettled([this.clients.pub.quit(), this.clients.sub.quit()]));
+    await settlesWithin(closed, 1000);
     this.clients.pub.disconnect();
     this.clients.sub.disconnect();
   }
