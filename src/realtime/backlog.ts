@@ -30,7 +30,7 @@ export class Backlogs implements SocketBacklogs {
 
   /** Counts a new socket's backlog; `forget` it once it disconnected. */
   watch(socket: RelaySocket): void {
-    const conn = engineConnection(socket);
+    const conn = engineConnection(socket.conn);
     const written = () => this.sent(socket);
     conn.transport.on('ready', written);
     // A WebSocket is the last transport: only a polling session upgrades.
@@ -67,7 +67,7 @@ export class Backlogs implements SocketBacklogs {
   }
 
   private measure(socket: RelaySocket): number {
-    const conn = engineConnection(socket);
+    const conn = engineConnection(socket.conn);
     let bytes = conn.transport.name === 'websocket' ? (conn.transport.socket?.bufferedAmount ?? 0) : 0;
     for (const packet of conn.writeBuffer) bytes += sizeOf(packet.data);
     this.podBytes += bytes - (this.held.get(socket) ?? 0);

@@ -23,6 +23,7 @@ import { Liveness } from '../core/redis/liveness.js';
 import { settlesWithin } from '../core/role.js';
 import type { ActionStore } from '../mailbox/index.js';
 import { Backlogs } from './backlog.js';
+import { oneConnect } from './connects.js';
 import { ActionEmitter } from './emitter.js';
 import { Replay } from './replay.js';
 import { channelClients, RoomChannels, type ChannelClients } from './room-channels.js';
@@ -128,7 +129,10 @@ export class Realtime {
       attachToEmitter(io, guard.sockets);
       coalesceHandshakeWrites(io);
       releaseUpgradeResponses(io);
-      io.engine.on('connection', (connection: RelaySocket['conn']) => this.cap.track(connection));
+      io.engine.on('connection', (connection: RelaySocket['conn']) => {
+        this.cap.track(connection);
+        oneConnect(connection, () => socketMetrics.connectRefused(side));
+      });
       const replay = side === REPLAY_SIDE ? new Replay(this.deps.store, this.deps.log) : undefined;
       const rooms = new RoomEvents({
         side,
