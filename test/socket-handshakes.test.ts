@@ -27,8 +27,8 @@ async function abandonedHandshake(api: TestApi): Promise<string> {
   return (JSON.parse(res.text.slice(1)) as { sid: string }).sid;
 }
 
-const websocketHandshake = (requestId: string) =>
-  `GET /v1/socket/key/?EIO=4&transport=websocket HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+const websocketHandshake = (requestId: string, query = 'EIO=4&transport=websocket') =>
+  `GET /v1/socket/key/?${query} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
   `Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nX-Request-Id: ${requestId}\r\n\r\n`;
 
 /** A key-path metric of this process's APIs (the tests' registry is the relay's). */
@@ -97,6 +97,34 @@ describe('socket handshakes', () => {
       } finally {
         app.close();
       }
+    } finally {
+      await api.stop();
+    }
+  });
+
+  it('a handshake for another Engine.IO version: 400 in the envelope, a WebSocket one before any 101', async () => {
+    const api = await startTestApi();
+    try {
+      const refusal = (requestId: string) => ({
+        success: false,
+        error: {
+          code: 'BAD_REQUEST',
+          message: 'Unsupported Engine.IO protocol version: the relay speaks EIO=4.',
+          requestId,
+        },
+      });
+      for (const version of ['EIO=3', 'EIO=5', 'EIO=4&EIO=3', 'EIO=']) {
+        const ws = await rawExchange(api.url, websocketHandshake('eio-ws', `${version}&transport=websocket`));
+        expect(ws.status, version).to.equal(400);
+        expect(ws.body, version).to.deep.equal(refusal('eio-ws'));
+        const polling = await poll(api, `/v1/socket/key/?${version}&transport=polling`, {
+          headers: { 'X-Request-Id': 'eio-polling' },
+        });
+        expect(polling.status, version).to.equal(400);
+        expect(JSON.parse(polling.text), version).to.deep.equal(refusal('eio-polling'));
+      }
+      // Not a handshake of the address's budget.
+      expect(await redis().get('relay:rl:handshakes:127.0.0.1')).to.equal(null);
     } finally {
       await api.stop();
     }

@@ -6,6 +6,7 @@ import { SIDES, type Side } from '../core/sides.js';
 import type { AuthGate } from '../identity/index.js';
 import type { Config } from '../core/config/config.js';
 import type { Keys } from '../core/redis/keys.js';
+import { AppError } from '../core/errors.js';
 import { clientIp, ipBucket } from '../core/http/client-ip.js';
 import {
   attachToEmitter,
@@ -33,6 +34,15 @@ import type { RelayServer, RelaySocket } from './types.js';
 
 /** docs/api.md#socket-limits: clients only ever send `join` and `leave`. */
 const LIMITS = { maxHttpBufferSize: 100 * 1024, pingInterval: 25_000, pingTimeout: 20_000 } as const;
+
+/** Whether a handshake asks for Engine.IO protocol 4, the one version served (one `EIO` parameter, `4`). */
+function speaksEngineIo4(req: IncomingMessage): boolean {
+  const url = req.url ?? '/';
+  const versions = new URLSearchParams(url.includes('?') ? url.slice(url.indexOf('?') + 1) : '').getAll(
+    'EIO',
+  );
+  return versions.length === 1 && versions[0] === '4';
+}
 
 /** How long one wait for the room channels' connections lasts before it is logged and started again. */
 const READY_WAIT_MS = 5000;
@@ -169,6 +179,13 @@ export class Realtime {
     guard.serveSockets({
       owns: (url) => sideOf(url) !== undefined,
       admitHandshake: async (req) => {
+        // engine.io would refuse it after the WebSocket's 101, in a raw answer on the upgraded connection.
+        if (!speaksEngineIo4(req)) {
+          throw new AppError(
+            'BAD_REQUEST',
+            'Unsupported Engine.IO protocol version: the relay speaks EIO=4.',
+          );
+        }
         try {
           await consumeOrReject(handshakes, this.ip(req), 'socket handshakes from this address');
         } catch (err) {
