@@ -14,7 +14,7 @@ import {
   releaseHandshakeRequest,
   releaseUpgradeResponses,
 } from '../core/library-patches.js';
-import type { RawRequestGuard } from '../core/http/raw-request-guard.js';
+import { query, type RawRequestGuard } from '../core/http/raw-request-guard.js';
 import { sharedLimiter } from '../core/limits/limiters.js';
 import { consumeOrReject } from '../core/limits/rate-limit.js';
 import { errorFields, type Logger } from '../core/log.js';
@@ -37,10 +37,7 @@ const LIMITS = { maxHttpBufferSize: 100 * 1024, pingInterval: 25_000, pingTimeou
 
 /** Whether a handshake asks for Engine.IO protocol 4, the one version served (one `EIO` parameter, `4`). */
 function speaksEngineIo4(req: IncomingMessage): boolean {
-  const url = req.url ?? '/';
-  const versions = new URLSearchParams(url.includes('?') ? url.slice(url.indexOf('?') + 1) : '').getAll(
-    'EIO',
-  );
+  const versions = query(req).getAll('EIO');
   return versions.length === 1 && versions[0] === '4';
 }
 
