@@ -16,7 +16,7 @@ const isConnect = (packet: EnginePacket) =>
  * CONNECT it decodes before the first one has connected, so the CONNECTs of one polling POST or of one read of
  * WebSocket frames would each become a socket on one connection, which holds one SOCKETS_PER_IP slot. A
  * connection's second CONNECT, whatever became of the first, closes it before socket.io reads that packet (engine.io
- * emits 'packet' before the message): no socket more, and nothing after it in the same POST or read is read.
+ * emits 'packet' before the message): no further socket, and nothing after it in the same POST or read is read.
  */
 export function oneConnect(connection: RelaySocket['conn'], refused: () => void): void {
   let connects = 0;

@@ -10,8 +10,6 @@ interface Stored {
   side: Side;
   record: ActionRecord;
   json: string;
-  /** UTF-8 bytes of `json`: what the backlog bounds count. */
-  bytes: number;
 }
 
 /**
@@ -46,7 +44,7 @@ export class ActionEmitter {
     if (!rule) return;
     this.channels.publish(rule.side, record, json);
     if (this.queued.length === 0) setImmediate(() => this.flush());
-    this.queued.push({ side: rule.side, record, json, bytes: Buffer.byteLength(json) });
+    this.queued.push({ side: rule.side, record, json });
   }
 
   private flush(): void {
@@ -60,8 +58,8 @@ export class ActionEmitter {
   }
 
   private emit(io: RelayServer, records: Stored[]): void {
-    for (const { record, bytes } of records) {
-      this.attempt(record.action, () => deliverToRoom(io, record, bytes, 'live'));
+    for (const { record, json } of records) {
+      this.attempt(record.action, () => deliverToRoom(io, record, Buffer.byteLength(json), 'live'));
     }
   }
 
