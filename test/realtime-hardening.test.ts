@@ -2,6 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { expect } from 'chai';
 import { WebSocket } from 'ws';
 import { loadConfig } from '../src/config.js';
+import { registry } from '../src/core/metrics.js';
 import { freePort } from '../src/core/redis/server.js';
 import { post, startTestApi, type TestApi } from './helpers/api.js';
 import { alive, startApiPod, type ApiPod } from './helpers/child.js';
@@ -123,6 +124,52 @@ describe('SOCKET_BACKLOG_BYTES and SOCKET_BACKLOG_POD_BYTES', () => {
     expect(() =>
       loadConfig({ SOCKET_BACKLOG_BYTES: '8388608', SOCKET_BACKLOG_POD_BYTES: '4194304' }),
     ).to.throw('SOCKET_BACKLOG_POD_BYTES must be an integer from 8388608 to 68719476736 (got "4194304")');
+  });
+});
+
+describe('backlog bounds count bytes as sent', () => {
+  it('a polling socket that never polls, sent records of `€` (3 bytes each): disconnected once it holds 3 MiB of bytes', async function () {
+    this.timeout(30_000);
+    const api = await startTestApi({
+      SOCKET_BACKLOG_BYTES: String(3 * 1024 * 1024),
+      WRITE_BUDGET_BYTES: String(64 * 1024 * 1024),
+    });
+    try {
+      const room = 'euro-backlog';
+      const engine = `${api.url}/v1/socket/key/?EIO=4&transport=polling`;
+      const sid = JSON.parse((await (await fetch(engine)).text()).slice(1)).sid as string;
+      const send = async (body: string) => {
+        const res = await fetch(`${engine}&sid=${sid}`, { method: 'POST', body });
+        expect(await res.text()).to.equal('ok');
+      };
+      const joins = await joinsHandled();
+      await send('40');
+      await send(`42${JSON.stringify(['join', { wkIdentity: room }])}`);
+      await joinsSettled(joins, 1);
+      const metric = async (name: string) => {
+        const text = await registry.metrics();
+        return valueOf(parsePrometheus(text), name, { path: 'key' });
+      };
+      const dropped = await metric('relay_socket_slow_readers_total');
+      // 600,000 characters, 1.8 MB of UTF-8 each (the record's JSON, and so the event, as sent).
+      const record = {
+        chain: 'btc',
+        wkIdentity: room,
+        action: 'publicnoncesrequest',
+        payload: '€'.repeat(600_000),
+      };
+      expect((await post(api.url, '/v1/action', record)).status).to.equal(200);
+      expect(await metric('relay_socket_slow_readers_total')).to.equal(dropped);
+      // 3.6 MB held: past the bound (by characters it would be 1.2 M of 3 M: five records, 9 MB, would fit).
+      expect((await post(api.url, '/v1/action', record)).status).to.equal(200);
+      await waitFor(
+        'the socket dropped',
+        async () => (await metric('relay_socket_slow_readers_total')) === dropped + 1,
+      );
+      expect((await fetch(`${engine}&sid=${sid}`)).status).to.equal(400);
+    } finally {
+      await api.stop();
+    }
   });
 });
 
@@ -252,6 +299,44 @@ describe('SIGTERM while POSTs continue', () => {
       expect(ids(dataOf(key, 'tx'))).to.deep.equal(ids(answered));
     } finally {
       a?.child.kill();
+      await b.stop();
+    }
+  });
+  it('uploads answered as pod A closes, each connection closed in the turn of its answer: every record reaches pod B', async function () {
+    this.timeout(30_000);
+    const room = 'drain-close-room';
+    const [a, b] = await Promise.all([startTestApi(), startTestApi()]);
+    try {
+      // The earliest a connection can close after its answer (a client or balancer closing at once): the last
+      // one to close ends the server's close, and the adapter's, in that same turn.
+      let arrived = 0;
+      a.handle.server.on('request', (req, res) => {
+        arrived++;
+        res.once('finish', () => req.socket.destroy());
+      });
+      const before = await joinsHandled();
+      const key = client(b.url, 'key', { wkIdentity: room });
+      await joinsSettled(before, 1);
+      const uploads = Array.from({ length: 5 }, (_, i) =>
+        slowUpload(a.url, JSON.stringify(tx(room, `feed${i}${i}`))),
+      );
+      await waitFor('every upload in progress', () => arrived === uploads.length);
+      const stopped = a.stop();
+      await waitFor('pod A closing its HTTP server', () =>
+        a.logs.some((line) => line.msg === 'sockets closed'),
+      );
+      const answered: unknown[] = [];
+      for (const upload of uploads) {
+        upload.finish();
+        const { status, text } = await upload.answer;
+        expect(status).to.equal(200);
+        answered.push(JSON.parse(text).data);
+      }
+      await stopped;
+      expect(a.logs.filter((line) => line.msg === 'socket notice not published')).to.deep.equal([]);
+      await waitFor('every acknowledged record on pod B', () => dataOf(key, 'tx').length === answered.length);
+      expect(dataOf(key, 'tx')).to.deep.equal(answered);
+    } finally {
       await b.stop();
     }
   });

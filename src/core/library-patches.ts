@@ -86,9 +86,9 @@ export interface EngineConnection {
   on(event: 'upgrade', listener: (transport: EngineTransport) => void): unknown;
 }
 
-/** engine.io: a socket's connection with its private transport and write buffer. */
-export function engineConnection(socket: Socket): EngineConnection {
-  return socket.conn as unknown as EngineConnection;
+/** engine.io: a connection with its private transport and write buffer. */
+export function engineConnection(conn: Socket['conn']): EngineConnection {
+  return conn as unknown as EngineConnection;
 }
 
 /**

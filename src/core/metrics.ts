@@ -91,6 +91,13 @@ const socketsRefused = new Counter({
   registers: [registry],
 });
 
+const socketConnectsRefused = new Counter({
+  name: 'relay_socket_connects_refused_total',
+  help: 'socket.io connections closed for a second CONNECT packet (one socket per connection), by path.',
+  labelNames: ['path'] as const,
+  registers: [registry],
+});
+
 const socketJoins = new Counter({
   name: 'relay_socket_joins_total',
   help: 'socket.io `join` events by path and outcome (joined; invalid, rate_limited, unauthorized and too_many_rooms disconnect the socket; unavailable: Redis could not say, the transport is closed and the client joins again).',
@@ -136,6 +143,7 @@ const socketNoticeBytes = new Counter({
 export const socketMetrics = {
   connected: (path: string, change: 1 | -1) => socketsConnected.inc({ path }, change),
   refused: (path: string) => socketsRefused.inc({ path }),
+  connectRefused: (path: string) => socketConnectsRefused.inc({ path }),
   joined: (
     path: string,
     outcome: 'joined' | 'invalid' | 'rate_limited' | 'unauthorized' | 'too_many_rooms' | 'unavailable',

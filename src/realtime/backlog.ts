@@ -4,8 +4,30 @@ import { socketMetrics } from '../core/metrics.js';
 import { closeTransport } from './transport.js';
 import type { RelaySocket, SocketBacklogs } from './types.js';
 
-const sizeOf = (data: unknown) =>
-  typeof data === 'string' ? data.length : data instanceof Uint8Array ? data.byteLength : 0;
+/** Strings whose UTF-8 length is remembered: the last few events sent, each one string in many sockets' buffers. */
+const REMEMBERED_STRINGS = 4;
+/** Characters under which a string is counted each time (pings, acknowledgements). */
+const SHORT_STRING = 1024;
+
+/**
+ * UTF-8 bytes of what engine.io holds, as it will send them. A string's is counted once however many write buffers
+ * hold it (an event sent to many sockets is one string): counting takes a pass over it.
+ */
+class WireBytes {
+  private readonly recent: { text: string; bytes: number }[] = [];
+
+  of(data: unknown): number {
+    if (data instanceof Uint8Array) return data.byteLength;
+    if (typeof data !== 'string') return 0;
+    if (data.length < SHORT_STRING) return Buffer.byteLength(data);
+    // The same string object compares at once; another one of equal length stops at its first difference.
+    const known = this.recent.find((entry) => entry.text === data);
+    if (known) return known.bytes;
+    const bytes = Buffer.byteLength(data);
+    if (this.recent.unshift({ text: data, bytes }) > REMEMBERED_STRINGS) this.recent.pop();
+    return bytes;
+  }
+}
 
 /**
  * What the pod holds for sockets that do not read (docs/api.md#socket-limits): bytes of events handed to a
@@ -20,6 +42,7 @@ const sizeOf = (data: unknown) =>
  */
 export class Backlogs implements SocketBacklogs {
   private readonly held = new Map<RelaySocket, number>();
+  private readonly wireBytes = new WireBytes();
   private podBytes = 0;
 
   constructor(
@@ -30,7 +53,7 @@ export class Backlogs implements SocketBacklogs {
 
   /** Counts a new socket's backlog; `forget` it once it disconnected. */
   watch(socket: RelaySocket): void {
-    const conn = engineConnection(socket);
+    const conn = engineConnection(socket.conn);
     const written = () => this.sent(socket);
     conn.transport.on('ready', written);
     // A WebSocket is the last transport: only a polling session upgrades.
@@ -67,9 +90,9 @@ export class Backlogs implements SocketBacklogs {
   }
 
   private measure(socket: RelaySocket): number {
-    const conn = engineConnection(socket);
+    const conn = engineConnection(socket.conn);
     let bytes = conn.transport.name === 'websocket' ? (conn.transport.socket?.bufferedAmount ?? 0) : 0;
-    for (const packet of conn.writeBuffer) bytes += sizeOf(packet.data);
+    for (const packet of conn.writeBuffer) bytes += this.wireBytes.of(packet.data);
     this.podBytes += bytes - (this.held.get(socket) ?? 0);
     if (bytes > 0) this.held.set(socket, bytes);
     else this.held.delete(socket);

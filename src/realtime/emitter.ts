@@ -34,13 +34,15 @@ export class ActionEmitter {
   }
 
   /**
-   * Called once the record is stored, with its stored JSON text. Never throws, and the emit runs after the
-   * current turn's responses are written (setImmediate), so it adds nothing to the POST's latency. Records are
-   * emitted in the order they were stored: each POST's record is queued before its answer is sent.
+   * Called once the record is stored, with its stored JSON text, before its POST is answered. Never throws. The
+   * notice to the other pods is handed to the publisher here, so the adapter closes after it (closeAdapter waits
+   * for it); this pod's own sockets get the event after the current turn's responses are written (setImmediate).
+   * Records are published and emitted in the order they were stored.
    */
   stored(record: ActionRecord, json: string): void {
     const rule = actionTypeRule(record.action);
     if (!rule) return;
+    this.channels.publish(rule.side, record, json);
     if (this.queued.length === 0) setImmediate(() => this.flush());
     this.queued.push({ side: rule.side, record, json });
   }
@@ -50,15 +52,14 @@ export class ActionEmitter {
     this.queued = [];
     for (const [side, io] of this.servers) {
       const records = queued.filter((stored) => stored.side === side);
-      if (records.length > 0) this.emit(side, io, records);
+      if (records.length > 0) this.emit(io, records);
     }
     // A side not served yet had its room channels' Redis connections never ready: no socket can be in its rooms.
   }
 
-  private emit(side: Side, io: RelayServer, records: Stored[]): void {
+  private emit(io: RelayServer, records: Stored[]): void {
     for (const { record, json } of records) {
-      this.channels.publish(side, record, json);
-      this.attempt(record.action, () => deliverToRoom(io, record, json.length, 'live'));
+      this.attempt(record.action, () => deliverToRoom(io, record, Buffer.byteLength(json), 'live'));
     }
   }
 

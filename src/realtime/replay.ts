@@ -54,6 +54,6 @@ export class Replay {
     if (json === null) return undefined;
     const record = JSON.parse(json) as ActionRecord;
     if (!actionTypeRule(record.action)?.replay) return undefined;
-    return Date.parse(record.expiresAt) > Date.now() ? { record, bytes: json.length } : undefined;
+    return Date.parse(record.expiresAt) > Date.now() ? { record, bytes: Buffer.byteLength(json) } : undefined;
   }
 }

@@ -44,6 +44,8 @@ export class RoomChannels {
   private readonly pod = randomBytes(POD_ID_BYTES / 2).toString('hex');
   private readonly subscriptions = new Map<string, Subscription>();
   private readonly servers = new Map<Side, RelayServer>();
+  /** Notices handed to the publisher and not answered yet (ioredis may hold them for a turn: auto-pipelining). */
+  private readonly publishing = new Set<Promise<unknown>>();
 
   constructor(
     private readonly clients: ChannelClients,
@@ -77,12 +79,19 @@ export class RoomChannels {
    */
   publish(side: Side, record: ActionRecord, json: string): void {
     const room = record.wkIdentity;
-    this.clients.pub
+    const sent = this.clients.pub
       .spublish(this.channelOf(side, room), `${this.pod} ${room}\n${json}`)
       .catch((err: unknown) => {
         socketMetrics.publishFailed(side);
         this.log.error('socket notice not published', { path: side, ...errorFields(err) });
-      });
+      })
+      .finally(() => this.publishing.delete(sent));
+    this.publishing.add(sent);
+  }
+
+  /** Settles once every notice published so far was answered or failed: a QUIT sent earlier would overtake them. */
+  published(): Promise<unknown> {
+    return Promise.allSettled(this.publishing);
   }
 
   private channelOf(side: Side, room: string): string {

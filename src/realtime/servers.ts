@@ -6,6 +6,7 @@ import { SIDES, type Side } from '../core/sides.js';
 import type { AuthGate } from '../identity/index.js';
 import type { Config } from '../core/config/config.js';
 import type { Keys } from '../core/redis/keys.js';
+import { AppError } from '../core/errors.js';
 import { clientIp, ipBucket } from '../core/http/client-ip.js';
 import {
   attachToEmitter,
@@ -13,7 +14,7 @@ import {
   releaseHandshakeRequest,
   releaseUpgradeResponses,
 } from '../core/library-patches.js';
-import type { RawRequestGuard } from '../core/http/raw-request-guard.js';
+import { query, type RawRequestGuard } from '../core/http/raw-request-guard.js';
 import { sharedLimiter } from '../core/limits/limiters.js';
 import { consumeOrReject } from '../core/limits/rate-limit.js';
 import { errorFields, type Logger } from '../core/log.js';
@@ -23,6 +24,7 @@ import { Liveness } from '../core/redis/liveness.js';
 import { settlesWithin } from '../core/role.js';
 import type { ActionStore } from '../mailbox/index.js';
 import { Backlogs } from './backlog.js';
+import { oneConnect } from './connects.js';
 import { ActionEmitter } from './emitter.js';
 import { Replay } from './replay.js';
 import { channelClients, RoomChannels, type ChannelClients } from './room-channels.js';
@@ -32,6 +34,12 @@ import type { RelayServer, RelaySocket } from './types.js';
 
 /** docs/api.md#socket-limits: clients only ever send `join` and `leave`. */
 const LIMITS = { maxHttpBufferSize: 100 * 1024, pingInterval: 25_000, pingTimeout: 20_000 } as const;
+
+/** Whether a handshake asks for Engine.IO protocol 4, the one version served (one `EIO` parameter, `4`). */
+function speaksEngineIo4(req: IncomingMessage): boolean {
+  const versions = query(req).getAll('EIO');
+  return versions.length === 1 && versions[0] === '4';
+}
 
 /** How long one wait for the room channels' connections lasts before it is logged and started again. */
 const READY_WAIT_MS = 5000;
@@ -128,7 +136,10 @@ export class Realtime {
       attachToEmitter(io, guard.sockets);
       coalesceHandshakeWrites(io);
       releaseUpgradeResponses(io);
-      io.engine.on('connection', (connection: RelaySocket['conn']) => this.cap.track(connection));
+      io.engine.on('connection', (connection: RelaySocket['conn']) => {
+        this.cap.track(connection);
+        oneConnect(connection, () => socketMetrics.connectRefused(side));
+      });
       const replay = side === REPLAY_SIDE ? new Replay(this.deps.store, this.deps.log) : undefined;
       const rooms = new RoomEvents({
         side,
@@ -165,6 +176,13 @@ export class Realtime {
     guard.serveSockets({
       owns: (url) => sideOf(url) !== undefined,
       admitHandshake: async (req) => {
+        // engine.io would refuse it after the WebSocket's 101, in a raw answer on the upgraded connection.
+        if (!speaksEngineIo4(req)) {
+          throw new AppError(
+            'BAD_REQUEST',
+            'Unsupported Engine.IO protocol version: the relay speaks EIO=4.',
+          );
+        }
         try {
           await consumeOrReject(handshakes, this.ip(req), 'socket handshakes from this address');
         } catch (err) {
@@ -248,13 +266,16 @@ export class Realtime {
   }
 
   /**
-   * SIGTERM, last step, once the HTTP server stopped: the room channels' connections. The last answered POST's notice
-   * went out before (it is published on the turn of its answer, the server closes on a later one).
+   * SIGTERM, last step, once the HTTP server stopped: the room channels' connections, once every answered POST's
+   * notice was published (each is handed to the publisher before its answer).
    */
   async closeAdapter(): Promise<void> {
     for (const check of this.liveness) check.stop();
-    // QUIT waits behind the notices and the unsubscribes queued before it; with Redis away it would wait for good.
-    await settlesWithin(Promise.allSettled([this.clients.pub.quit(), this.clients.sub.quit()]), 1000);
+    // QUIT waits behind the unsubscribes queued before it; with Redis away all this would wait for good.
+    const closed = this.channels
+      .published()
+      .then(() => Promise.allSettled([this.clients.pub.quit(), this.clients.sub.quit()]));
+    await settlesWithin(closed, 1000);
     this.clients.pub.disconnect();
     this.clients.sub.disconnect();
   }

@@ -7,7 +7,15 @@ import type { RelaySocket } from './types.js';
  * again.
  */
 export function closeTransport(socket: RelaySocket): void {
-  const conn = engineConnection(socket);
+  closeConnection(socket.conn);
+}
+
+/**
+ * Closes an Engine.IO connection at once, dropping what it has not read or sent: engine.io reads nothing more of
+ * it, not even the rest of the polling POST or the WebSocket frames being read.
+ */
+export function closeConnection(connection: RelaySocket['conn']): void {
+  const conn = engineConnection(connection);
   const { transport } = conn;
   conn.close(true);
   // A WebSocket's close handshake would wait behind the frames the client has not read (up to 30 s).

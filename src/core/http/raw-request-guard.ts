@@ -43,7 +43,8 @@ function refuseRaw(req: IncomingMessage, socket: Duplex, refused: AppError): voi
   else socket.destroy();
 }
 
-function query(req: IncomingMessage): URLSearchParams {
+/** The request target's query parameters. */
+export function query(req: IncomingMessage): URLSearchParams {
   const url = req.url ?? '/';
   return new URLSearchParams(url.includes('?') ? url.slice(url.indexOf('?') + 1) : '');
 }
