@@ -713,6 +713,22 @@ describe('the pending request is the pair’s', () => {
     expect(await redis().exists(keys.actionVerified(expired.wkIdentity))).to.equal(0);
   });
 
+  it('a signed reply is no pending request: after a signed wksigningrequest and its signed wksigned, the unsigned recoveryrequest is stored', async () => {
+    const pair = freshPair(0x89);
+    const exchange = (action: string) => ({ ...tx(pair), action, payload: `${action}-payload` });
+    const request = await post(api.url, '/v1/action', signedAction(exchange('wksigningrequest'), { pair }));
+    expect(request.status).to.equal(200);
+    const pending = await post(api.url, '/v1/action', recovery(pair));
+    expect(pending.status).to.equal(409);
+    const reply = await post(api.url, '/v1/action', signedAction(exchange('wksigned'), { pair, by: 'key' }));
+    expect(reply.status).to.equal(200);
+    expect(await redis().exists(keys.actionVerified(pair.wkIdentity))).to.equal(0);
+    const res = await post(api.url, '/v1/action', recovery(pair));
+    expect(res.status).to.equal(200);
+    expect(res.body.data).to.include({ action: 'recoveryrequest', payload: 'deadbeef' });
+    expect(await redis().get(keys.action(pair.wkIdentity))).to.equal(JSON.stringify(res.body.data));
+  });
+
   it('an unsigned request of a table type, and a verified write of any type, replace whatever is pending', async () => {
     const pair = freshPair(0x87);
     expect((await post(api.url, '/v1/action', signedAction(tx(pair), { pair }))).status).to.equal(200);
