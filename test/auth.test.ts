@@ -347,6 +347,25 @@ describe('identity-signed requests: replays, binding, sync and token', () => {
     expect(await redis().xlen(keys.pushIntents)).to.equal(intents);
   });
 
+  it('a resent token registration answers the pair’s counts as they are and registers nothing', async () => {
+    const pair = freshPair(0x8b);
+    const body = signed(
+      { wkIdentity: pair.wkIdentity, keyToken: 'resent-token' },
+      { purpose: 'token', pair, by: 'key' },
+    );
+    expect((await post(a.url, '/v1/token', body)).status).to.equal(200);
+    const registered = await redis().zscore(keys.tokens(pair.wkIdentity, 'key'), 'resent-token');
+    expect(
+      (await post(a.url, '/v1/token', { wkIdentity: pair.wkIdentity, walletToken: 'other-device' })).status,
+    ).to.equal(200);
+    const resent = await post(b.url, '/v1/token', body);
+    expect(resent.body).to.deep.equal({
+      success: true,
+      data: { wkIdentity: pair.wkIdentity, keyTokens: 1, walletTokens: 1 },
+    });
+    expect(await redis().zscore(keys.tokens(pair.wkIdentity, 'key'), 'resent-token')).to.equal(registered);
+  });
+
   it('the same nonce under another credential is AUTH_REPLAYED, and so is a resend whose record was replaced', async () => {
     const body = signedAction(tx());
     expect((await post(a.url, '/v1/action', body)).status).to.equal(200);
