@@ -173,8 +173,9 @@ for (const name of ['sentinel', 'cluster'] as TopologyName[]) {
         // HTTP_ANSWERS_PER_IP (8) writes of this address are in progress, the other 4 wait for a slot.
         await waitFor('12 writes in progress or waiting', async () => (await answersWaiting()) === 4);
         const read = await get(slowWait.url, `/v1/sync/${id}`);
-        // Answered while every write still waits for the replica.
-        expect(answered).to.deep.equal([]);
+        // Answered while most writes still wait for the replica (in one pool with them, the read would have waited
+        // for the 4 writes queued before it and then for a free slot: 5 writes answered first).
+        expect(answered.length).to.be.below(5);
         expect(read.status).to.equal(200);
         expect(read.body.data).to.include({ walletIdentity: id });
         await Promise.all(writes);
