@@ -347,6 +347,25 @@ describe('identity-signed requests: replays, binding, sync and token', () => {
     expect(await redis().xlen(keys.pushIntents)).to.equal(intents);
   });
 
+  it('a resent token registration answers the pair’s counts as they are and registers nothing', async () => {
+    const pair = freshPair(0x8b);
+    const body = signed(
+      { wkIdentity: pair.wkIdentity, keyToken: 'resent-token' },
+      { purpose: 'token', pair, by: 'key' },
+    );
+    expect((await post(a.url, '/v1/token', body)).status).to.equal(200);
+    const registered = await redis().zscore(keys.tokens(pair.wkIdentity, 'key'), 'resent-token');
+    expect(
+      (await post(a.url, '/v1/token', { wkIdentity: pair.wkIdentity, walletToken: 'other-device' })).status,
+    ).to.equal(200);
+    const resent = await post(b.url, '/v1/token', body);
+    expect(resent.body).to.deep.equal({
+      success: true,
+      data: { wkIdentity: pair.wkIdentity, keyTokens: 1, walletTokens: 1 },
+    });
+    expect(await redis().zscore(keys.tokens(pair.wkIdentity, 'key'), 'resent-token')).to.equal(registered);
+  });
+
   it('the same nonce under another credential is AUTH_REPLAYED, and so is a resend whose record was replaced', async () => {
     const body = signedAction(tx());
     expect((await post(a.url, '/v1/action', body)).status).to.equal(200);
@@ -711,6 +730,22 @@ describe('the pending request is the pair’s', () => {
     const res = await post(api.url, '/v1/action', recovery(expired));
     expect(res.status).to.equal(200);
     expect(await redis().exists(keys.actionVerified(expired.wkIdentity))).to.equal(0);
+  });
+
+  it('a signed reply is no pending request: after a signed wksigningrequest and its signed wksigned, the unsigned recoveryrequest is stored', async () => {
+    const pair = freshPair(0x89);
+    const exchange = (action: string) => ({ ...tx(pair), action, payload: `${action}-payload` });
+    const request = await post(api.url, '/v1/action', signedAction(exchange('wksigningrequest'), { pair }));
+    expect(request.status).to.equal(200);
+    const pending = await post(api.url, '/v1/action', recovery(pair));
+    expect(pending.status).to.equal(409);
+    const reply = await post(api.url, '/v1/action', signedAction(exchange('wksigned'), { pair, by: 'key' }));
+    expect(reply.status).to.equal(200);
+    expect(await redis().exists(keys.actionVerified(pair.wkIdentity))).to.equal(0);
+    const res = await post(api.url, '/v1/action', recovery(pair));
+    expect(res.status).to.equal(200);
+    expect(res.body.data).to.include({ action: 'recoveryrequest', payload: 'deadbeef' });
+    expect(await redis().get(keys.action(pair.wkIdentity))).to.equal(JSON.stringify(res.body.data));
   });
 
   it('an unsigned request of a table type, and a verified write of any type, replace whatever is pending', async () => {

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { registry } from '../src/core/metrics.js';
 import { errorBody, get, post, startTestApi, type TestApi } from './helpers/api.js';
 import {
   keys,
@@ -153,6 +154,36 @@ for (const name of ['sentinel', 'cluster'] as TopologyName[]) {
       expect(reads.filter((read) => read.status !== 200)).to.deep.equal([]);
       // Generous: an unblocked read takes milliseconds; one queued behind WAITs took seconds.
       expect(reads.filter((read) => read.ms >= 1000)).to.deep.equal([]);
+    });
+
+    it('a frozen replica: an address with 12 writes waiting for it has its reads answered while they wait', async () => {
+      // The longest WAIT the relay allows: the writes hold their slots for it.
+      const slowWait = await startTestApi({ ...env, REDIS_WAIT_TIMEOUT_MS: '1000' });
+      const id = `${name}-read-beside-writes`;
+      const answersWaiting = async () =>
+        (await registry.getSingleMetric('relay_http_answers_waiting')!.get()).values[0]?.value ?? 0;
+      const { replicas } = await topology.serversOf(keys.sync(id));
+      try {
+        expect(await write(slowWait, id)).to.equal(200);
+        replicas.forEach((replica) => replica.signal('SIGSTOP'));
+        const answered: number[] = [];
+        const writes = Array.from({ length: 12 }, () =>
+          write(slowWait, id).then((status) => answered.push(status)),
+        );
+        // HTTP_ANSWERS_PER_IP (8) writes of this address are in progress, the other 4 wait for a slot.
+        await waitFor('12 writes in progress or waiting', async () => (await answersWaiting()) === 4);
+        const read = await get(slowWait.url, `/v1/sync/${id}`);
+        // Answered while most writes still wait for the replica (in one pool with them, the read would have waited
+        // for the 4 writes queued before it and then for a free slot: 5 writes answered first).
+        expect(answered.length).to.be.below(5);
+        expect(read.status).to.equal(200);
+        expect(read.body.data).to.include({ walletIdentity: id });
+        await Promise.all(writes);
+        expect(answered).to.have.length(12);
+      } finally {
+        replicas.forEach((replica) => replica.signal('SIGCONT'));
+        await slowWait.stop();
+      }
     });
 
     it('a master killed under load: only 200 or 503, no acknowledged write lost, recovery without restart', async function () {

@@ -699,7 +699,7 @@ describe('HTTP hardening', () => {
       }
     });
 
-    it('one address has at most HTTP_ANSWERS_PER_IP requests in progress over all its connections; the rest wait, other addresses do not', async () => {
+    it('one address has at most HTTP_ANSWERS_PER_IP writes in progress over all its connections; the rest wait, its reads and other addresses do not', async () => {
       const narrow = await startTestApi({ HTTP_ANSWERS_PER_IP: '1' });
       const waiting = async () =>
         (await registry.getSingleMetric('relay_http_answers_waiting')!.get()).values[0]!.value;
@@ -722,9 +722,13 @@ describe('HTTP hardening', () => {
           `POST /v1/action HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
         );
         await received;
-        // The same address on other connections: they wait for the slot.
-        const queued = [get(narrow.url, '/v1/services'), get(narrow.url, '/v1/services')];
+        // The same address's writes on other connections: they wait for the slot.
+        const queued = [1, 2].map((n) =>
+          post(narrow.url, '/v1/action', { ...action, wkIdentity: `queued-${n}` }),
+        );
         await waitFor('two requests waiting', async () => (await waiting()) === 2);
+        // Its reads have a pool of their own: served at once.
+        expect((await get(narrow.url, '/v1/services')).status).to.equal(200);
         // Another address is served at once.
         const other = await new Promise<number>((resolve, reject) =>
           httpGet(`${narrow.url}/v1/services`, { localAddress: '127.0.0.2' }, (res) => {

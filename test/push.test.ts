@@ -285,20 +285,23 @@ describe('push notifications (docs/api.md#what-a-push-carries)', () => {
     expect(await keyTokens()).to.have.length(2);
   });
 
-  it('a 429 storm pauses the whole queue for its Retry-After (no attempt spent); every job is sent once after', async () => {
+  it('a 429 storm pauses the whole queue for its Retry-After (no attempt spent); every job is sent once after', async function () {
+    // The pause is long enough to see jobs held by it on a busy machine; every wait below outlasts it.
+    const pauseMs = 10_000;
+    this.timeout(pauseMs + 40_000);
     await register(PAIR, 'keyToken', 'limited');
     const pairs = Array.from({ length: 5 }, (_, i) => `bc1q${String(i).repeat(58)}`);
     for (const [i, pair] of pairs.entries()) await register(pair, 'keyToken', `other${i}`);
     fcm.script(token('limited'), {
       ...fcmError(429, 'RESOURCE_EXHAUSTED', 'QUOTA_EXCEEDED'),
-      headers: { 'retry-after': '10' },
+      headers: { 'retry-after': String(pauseMs / 1000) },
     });
     const limiter = queueKey('relay:', PUSH_QUEUE, 'limiter');
     await startFcmWorker();
     const first = await postAction(TX);
     // The limiter key also counts jobs per second (the worker's limiter); a 429 sets it far above that.
     await waitFor('the queue-wide limit', async () => Number(await redis().get(limiter)) > 1000);
-    expect(await redis().pttl(limiter)).to.be.within(1, 10_000);
+    expect(await redis().pttl(limiter)).to.be.within(1, pauseMs);
     // Jobs added while the limit holds wait in the queue: no send reaches FCM until it lapses.
     const others = [];
     for (const pair of pairs) others.push(await postAction({ ...TX, wkIdentity: pair }));
@@ -308,17 +311,21 @@ describe('push notifications (docs/api.md#what-a-push-carries)', () => {
       const listed = await waiting();
       return ids.every((id) => listed.includes(id));
     });
-    expect(await redis().pttl(limiter)).to.be.above(0);
+    const paused = await redis().pttl(limiter);
+    expect(paused).to.be.above(0);
     expect(fcm.sends).to.have.length(1);
 
-    for (const record of [first, ...others]) await completed(record);
+    // The rest of the pause, then the sends, however slow the machine.
+    for (const record of [first, ...others]) {
+      await waitFor('a paused job completed', () => isCompleted(pushJobId(record)), paused + 20_000);
+    }
     expect(fcm.sentTo().filter((t) => t === token('limited'))).to.have.length(2);
     for (const i of pairs.keys())
       expect(fcm.sentTo().filter((t) => t === token(`other${i}`))).to.have.length(1);
     // Paused, not failed: the limited job took its one real attempt.
     expect(await redis().hget(jobKey(pushJobId(first)), 'atm')).to.equal('1');
     expect(
-      worker!.logs.some((l) => l.msg === 'FCM rate limit: push queue paused' && l.waitMs === 10_000),
+      worker!.logs.some((l) => l.msg === 'FCM rate limit: push queue paused' && l.waitMs === pauseMs),
     ).to.equal(true);
   });
 

@@ -178,6 +178,19 @@ for (const profile of API_PROFILES) {
         expect(outside.body.error.details).to.deep.equal([
           { field: '/body/redirectUrl', message: 'is not a signable parameter' },
         ]);
+        for (const type of ['application/x-www-form-urlencoded', 'text/plain']) {
+          const proto = await postText(api, '/v1/sign/onramper', 'wallets=btc:x&__proto__=y', type);
+          expect(proto.status, type).to.equal(400);
+          expect(proto.body, type).to.deep.equal({
+            success: false,
+            error: {
+              code: 'INVALID_PARAMETER',
+              message: 'Only wallets, networkWallets, walletAddressTags can be signed.',
+              details: [{ field: '/body/__proto__', message: 'is not a signable parameter' }],
+              requestId: proto.headers.get('x-request-id'),
+            },
+          });
+        }
         for (const broken of ['wallets', 'wallets=a&wallets=b', '=x', 'wallets=%E0%A4%A']) {
           const res = await postText(api, '/v1/sign/onramper', broken, 'application/x-www-form-urlencoded');
           expect(res.status, broken).to.equal(400);

@@ -11,7 +11,7 @@ import { recordPushEnqueueMiss } from '../core/metrics.js';
 import { validator } from '../core/validation/validate.js';
 import { actionBody } from './schema.js';
 import { idParams } from '../core/validation/common-schema.js';
-import { pushSide, unsignedGuard } from './action-types.js';
+import { actionTypeRule, pushSide, unsignedGuard } from './action-types.js';
 import { PendingVerified, type ActionStore, type WriteOrigin } from './store.js';
 import { newRecordId } from './record-id.js';
 import type { ActionRecord, ActionRequest, StoredAnswer } from '../core/types.js';
@@ -29,10 +29,13 @@ export interface ActionSettings {
   unsignedActions: readonly string[];
 }
 
-/** Who wrote it: signed; unsigned of a type pins guard; unsigned of an exempt or unknown type. */
+/**
+ * Who wrote it: signed, a request to the key; signed otherwise (a reply is no pending request), or unsigned of a
+ * type pins guard; unsigned of an exempt or unknown type.
+ */
 function originOf(action: string, verified: boolean, settings: ActionSettings): WriteOrigin {
-  if (verified) return 'verified';
-  return unsignedGuard(action, settings.unsignedActions) === 'sender' ? 'unsigned' : 'unguarded';
+  if (verified) return actionTypeRule(action)?.side === 'key' ? 'verified-request' : 'plain';
+  return unsignedGuard(action, settings.unsignedActions) === 'sender' ? 'plain' : 'unguarded';
 }
 
 function toRecord(body: ActionRequest, shape: ActionSettings, id: string, now = Date.now()): ActionRecord {

@@ -11,11 +11,12 @@ const LIMITED_READ = readScript(new URL('lua/read-limited-2.lua', import.meta.ur
 const REPLACE_GUARDED = readScript(new URL('lua/replace-guarded-2.lua', import.meta.url));
 
 /**
- * Who wrote a record: a verified (signed) write; an unsigned one of a request or reply type, which pins and modes
- * guard; or an unsigned one no pin can guard (an exempt or unknown type), which never replaces a verified record
+ * Who wrote a record: a verified (signed) write of a request to the key, which stays the pair's pending request
+ * until replaced; any other write that a signature, a pin or a mode guards; or an unsigned one no pin can guard (an
+ * exempt or unknown type), which never replaces a pending verified request
  * (docs/api.md#the-pending-request-is-the-pairs).
  */
-export type WriteOrigin = 'verified' | 'unsigned' | 'unguarded';
+export type WriteOrigin = 'verified-request' | 'plain' | 'unguarded';
 
 /** An unguarded write found a verified request pending. */
 export class PendingVerified extends Error {
@@ -105,9 +106,9 @@ export class ActionStore {
     return { json, intentMissed };
   }
 
-  /** The common unsigned write stays two plain commands; the rare signed or unguarded one is a script. */
+  /** The common plain write stays two plain commands; the rare verified request or unguarded write is a script. */
   private async replace(key: string, mark: string, json: string, origin: WriteOrigin): Promise<void> {
-    if (origin === 'unsigned') {
+    if (origin === 'plain') {
       await Promise.all([this.redis.set(key, json, 'EX', this.ttlSeconds), this.redis.del(mark)]);
       return;
     }

@@ -414,7 +414,7 @@ export const VARIABLES = {
   }),
   HTTP_ANSWERS_PER_IP: variable(int(1, 1_000_000), 8, {
     roles: API,
-    doc: 'requests of one client IP in progress at once on one pod, over all its connections; more wait',
+    doc: 'reads (GET, HEAD, OPTIONS) of one client IP in progress at once on one pod, over all its connections, and as many other requests; more wait',
   }),
   HTTP_BACKLOG: variable(int(1, 65_535), 4096, {
     roles: API,

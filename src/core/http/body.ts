@@ -247,7 +247,8 @@ function parseQueryString(text: string, form: boolean): Record<string, string> {
         'The body must be key=value pairs separated by &, each key once.',
       );
     }
-    parameters[key] = value;
+    // Defined, not assigned: `__proto__` stays an own key, so the route refuses it like any unknown name.
+    Object.defineProperty(parameters, key, { value, enumerable: true, writable: true, configurable: true });
   }
   return parameters;
 }

@@ -8,7 +8,10 @@ export interface ConnectionLimits {
   drainTimeoutMs: number;
   /** Requests one connection may have waiting or in progress at once (HTTP/1.1 pipelining). */
   maxInFlight: number;
-  /** Requests of one client address in progress at once, on all its connections (see IpConcurrencyLimit). */
+  /**
+   * Reads of one client address in progress at once on all its connections, and as many other requests (see
+   * IpConcurrencyLimit).
+   */
   answersPerIp: number;
 }
 
@@ -21,6 +24,9 @@ interface Connection {
 }
 
 const connections = new WeakMap<Socket, Connection>();
+
+/** The methods that never write: their slots are the reads' pool. */
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 function connectionOf(socket: Socket): Connection {
   let connection = connections.get(socket);
@@ -38,6 +44,8 @@ export interface GuardedRequest {
   socket: Socket;
   /** The client's rate-limit bucket (ipBucket). */
   bucket: string;
+  /** The request's HTTP method: reads and writes hold slots of separate pools. */
+  method: string;
   ip: string;
   log: Logger;
 }
@@ -55,16 +63,19 @@ export interface Admission {
  * response. More than `maxInFlight` waiting closes the connection; so does a response whose bytes the peer
  * does not take within `drainTimeoutMs`. The kernel takes several megabytes of each connection's answers
  * before that timer can start, so across connections one address's answers in progress are capped too
- * (`answersPerIp`, IpConcurrencyLimit).
+ * (`answersPerIp`, IpConcurrencyLimit). Reads and writes have a pool each: a write waiting for replicas
+ * (REDIS_WAIT_REPLICAS) holds its slot until its answer, and must not hold back its address's reads.
  *
  * The common request (nothing before it on its connection, a free slot) is admitted in the same tick and costs
  * one listener on its response: this runs for every request of the API.
  */
 export class ConnectionGuard {
-  private readonly ipConcurrency: IpConcurrencyLimit;
+  private readonly reads: IpConcurrencyLimit;
+  private readonly writes: IpConcurrencyLimit;
 
   constructor(private readonly limits: ConnectionLimits) {
-    this.ipConcurrency = new IpConcurrencyLimit(limits.answersPerIp);
+    this.reads = new IpConcurrencyLimit(limits.answersPerIp);
+    this.writes = new IpConcurrencyLimit(limits.answersPerIp);
   }
 
   /**
@@ -109,11 +120,12 @@ export class ConnectionGuard {
       slot();
       return undefined;
     };
+    const slots = READS.has(request.method) ? this.reads : this.writes;
     if (!waits) {
-      const slot = this.ipConcurrency.acquire(request.bucket);
+      const slot = slots.acquire(request.bucket);
       return slot instanceof Promise ? slot.then(admitted) : admitted(slot);
     }
-    return this.afterPrevious(connection, socket, request.bucket).then((slot) =>
+    return this.afterPrevious(connection, socket, () => slots.acquire(request.bucket)).then((slot) =>
       slot ? admitted(slot) : undefined,
     );
   }
@@ -121,9 +133,9 @@ export class ConnectionGuard {
   private async afterPrevious(
     connection: Connection,
     socket: Socket,
-    bucket: string,
+    acquire: () => (() => void) | Promise<() => void>,
   ): Promise<(() => void) | undefined> {
     await Promise.race([new Promise<void>((resolve) => connection.waiting.push(resolve)), connection.closed]);
-    return socket.destroyed ? undefined : this.ipConcurrency.acquire(bucket);
+    return socket.destroyed ? undefined : acquire();
   }
 }

@@ -36,6 +36,7 @@ export function outerMiddleware(
       res: ctx.res,
       socket: ctx.req.socket,
       bucket: ipBucket(ip),
+      method: ctx.method,
       ip,
       log: requestLog,
     });

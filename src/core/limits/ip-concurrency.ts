@@ -6,11 +6,11 @@ interface Address {
 }
 
 /**
- * HTTP_ANSWERS_PER_IP, per pod: how many requests of one client address the pod works on at once, counting each
- * from the start of its handler until its answer has been handed to the kernel. A client that never reads its
- * answers holds its slots (the kernel takes only so much of each connection's answers), so the memory its
- * answers pin and the share of Redis and CPU it gets are bounded whatever number of connections it opens; its
- * further requests wait, first come first served, and cost nothing meanwhile.
+ * HTTP_ANSWERS_PER_IP, per pod and pool (reads, writes): how many requests of one client address the pod works
+ * on at once, counting each from the start of its handler until its answer has been handed to the kernel. A
+ * client that never reads its answers holds its slots (the kernel takes only so much of each connection's
+ * answers), so the memory its answers pin and the share of Redis and CPU it gets are bounded whatever number of
+ * connections it opens; its further requests wait, first come first served, and cost nothing meanwhile.
  */
 export class IpConcurrencyLimit {
   private readonly addresses = new Map<string, Address>();
