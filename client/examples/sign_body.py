@@ -196,7 +196,8 @@ def base58check_decode(text):
     return payload
 
 
-WIF_PREFIX = {False: 0x80, True: 0xEF}  # testnet?
+# Version bytes, keyed by "is it testnet".
+WIF_PREFIX = {False: 0x80, True: 0xEF}
 P2PKH_PREFIX = {False: 0x00, True: 0x6F}
 
 
@@ -224,12 +225,14 @@ def _curve():
 
 def public_key_of(private_key):
     """The compressed public key (33 bytes, 02/03 || x)."""
-    signing_key = ecdsa.SigningKey.from_string(private_key, curve=_curve())
+    curve = _curve()
+    signing_key = ecdsa.SigningKey.from_string(private_key, curve=curve)
     return signing_key.get_verifying_key().to_string("compressed")
 
 
 def p2pkh_address(public_key, testnet=False):
-    """The key's P2PKH address (`1...`, testnet `m...`/`n...`): a sync's walletIdentity is the wallet key's."""
+    """The key's P2PKH address (`1...`, testnet `m...`/`n...`): a sync's walletIdentity is the wallet key's.
+    RIPEMD-160 comes from hashlib's OpenSSL, which a few builds leave out (hashlib then raises ValueError)."""
     key_hash = hashlib.new("ripemd160", hashlib.sha256(public_key).digest()).digest()
     return base58check_encode(bytes([P2PKH_PREFIX[testnet]]) + key_hash)
 
