@@ -29,7 +29,7 @@ RUN npm ci --omit=dev --no-audit --no-fund \
 FROM node:24.21.0-slim
 ENV NODE_ENV=production
 # The commit the image is built from, reported by the relay_build_info metric (the version comes from
-# package.json): docker build --build-arg RELAY_COMMIT="$(git rev-parse --short HEAD)" .
+# package.json; the image has no .git to read it from): docker build --build-arg RELAY_COMMIT="$(git rev-parse HEAD)" .
 ARG RELAY_COMMIT=unknown
 ENV RELAY_COMMIT=$RELAY_COMMIT
 WORKDIR /app

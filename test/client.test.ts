@@ -157,7 +157,7 @@ describe('client: the body hash outside JavaScript (client/examples/sign_body.py
 
   /** `data` for each body, one per line, as the Python example computes it. */
   function pythonData(bodies: string[]): string[] {
-    const run = spawnSync('python3', ['client/examples/sign_body.py'], {
+    const run = spawnSync('python3', ['client/examples/sign_body.py', 'data'], {
       input: bodies.join('\n'),
       encoding: 'utf8',
     });

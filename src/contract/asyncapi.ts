@@ -2,6 +2,7 @@ import { BUILT_IN_ACTION_TYPES } from '../mailbox/index.js';
 import { SIDES, type Side } from '../core/sides.js';
 import type { ApiProfile } from '../core/config/config.js';
 import { ERROR_CODES } from '../core/errors.js';
+import { RELAY_VERSION } from '../core/version.js';
 import { credentialProperties } from '../identity/index.js';
 import { roomEvent } from '../realtime/index.js';
 import { buildOpenApi } from './document.js';
@@ -195,7 +196,7 @@ export function buildAsyncApi(): Record<string, unknown> {
     asyncapi: '3.0.0',
     info: {
       title: 'multisig-relay events',
-      version: 'v1',
+      version: RELAY_VERSION,
       description:
         'socket.io 4 (Engine.IO protocol 4) on the API\'s port, default namespace "/", HTTP long-polling first, ' +
         'then the WebSocket upgrade; no auth, query or extra headers. Each path is the socket.io `path` option of ' +

@@ -16,7 +16,7 @@ collectDefaultMetrics({ register: registry });
 
 const buildInfo = new Gauge({
   name: 'relay_build_info',
-  help: 'Always 1; its labels say which version (package.json) and commit (RELAY_COMMIT) this process runs.',
+  help: "Always 1; its labels say which version (package.json) and commit (RELAY_COMMIT, else the git checkout's HEAD) this process runs.",
   labelNames: ['version', 'commit'] as const,
   registers: [registry],
 });

@@ -3,6 +3,7 @@ import { EVM_CHAINS, type EvmChain } from '../chains.js';
 import { ConfigError } from './errors.js';
 import type { HostPort } from './parsers.js';
 import { AUTH_ROUTES, type AuthRoute } from '../signed-routes.js';
+import { CHECKOUT_COMMIT } from '../version.js';
 import {
   VARIABLES,
   evmRpcVariable,
@@ -217,7 +218,7 @@ function shape(v: Values, set: ReadonlySet<VariableName>) {
     requestTimeoutMs: v.HTTP_REQUEST_TIMEOUT_MS,
     httpBacklog: v.HTTP_BACKLOG,
     metricsPort: v.METRICS_PORT,
-    commit: v.RELAY_COMMIT,
+    commit: v.RELAY_COMMIT ?? CHECKOUT_COMMIT ?? 'unknown',
     sync: { ttlSeconds: v.SYNC_TTL_SECONDS, readGraceSeconds: v.SYNC_READ_GRACE_SECONDS },
     action: { ttlSeconds: v.ACTION_TTL_SECONDS },
     rateLimit: {

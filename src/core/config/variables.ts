@@ -380,9 +380,9 @@ export const VARIABLES = {
     roles: BOTH,
     doc: 'Prometheus `/metrics` (and `/healthz`) listener; `0` turns it off',
   }),
-  RELAY_COMMIT: variable(string, 'unknown', {
+  RELAY_COMMIT: optional(string, {
     roles: BOTH,
-    doc: 'the commit of this build, for the `relay_build_info` metric; the image sets it from its build argument',
+    doc: 'the commit of this build, for the `relay_build_info` metric; the image sets it from its build argument. Unset: `git rev-parse HEAD` of the checkout the relay runs from, else `unknown`',
   }),
   LOG_LEVEL: variable(oneOf(['debug', 'info', 'warn', 'error']), 'info', {
     roles: BOTH,
