@@ -15,8 +15,8 @@ async function pollingSession(base: string, followUps: number): Promise<{ status
   const { sid } = JSON.parse((await handshake.text()).slice(1)) as { sid: string };
   const answers: { status: number; body: string }[] = [];
   for (let i = 0; i < followUps; i++) {
-    // A socket.io CONNECT packet (answered "ok"), as the client's first POST.
-    const res = await fetch(`${path}&sid=${sid}`, { method: 'POST', body: '40' });
+    // The client's socket.io CONNECT first (a connection takes one), then pongs; each POST is answered "ok".
+    const res = await fetch(`${path}&sid=${sid}`, { method: 'POST', body: i === 0 ? '40' : '3' });
     answers.push({ status: res.status, body: await res.text() });
   }
   return answers;
