@@ -16,6 +16,7 @@ import { freePort } from '../src/core/redis/server.js';
 import { cpuMsOf, ROOT, round, spawnChild, type Child } from './children.js';
 import type { ClientsReport } from './fanout-clients.js';
 import { median, onSchedule, percentile } from './load.js';
+import type { Phase } from './phase.js';
 
 export interface FanoutMode {
   name: string;
@@ -220,3 +221,31 @@ export function fanoutSummary(steps: FanoutStep[]): string[] {
       `(rooms held: a third each), median bytes read per record on b,c,d ${median(s.readBytesPerRecord.slice(1))}`,
   );
 }
+
+export const fanout: Phase<FanoutStep[]> = {
+  name: 'fanout',
+  key: 'fanout',
+  run({ args, relayArgs, env, redisUrl, out }) {
+    const before = args['fanout-before'];
+    const modes: FanoutMode[] = [
+      ...(before
+        ? [{ name: 'before', nodeArgs: ['--import=tsx', join(before, 'src/main.ts')], env: {} }]
+        : []),
+      { name: 'room', nodeArgs: relayArgs, env: { SOCKET_CHANNEL_PARTITIONS: '0' } },
+      {
+        name: `partitions=${args['fanout-partitions']}`,
+        nodeArgs: relayArgs,
+        env: { SOCKET_CHANNEL_PARTITIONS: args['fanout-partitions'] },
+      },
+    ];
+    return fanoutPhase({
+      modes,
+      env: { ...env, REDIS_URL: redisUrl },
+      pairs: Number(args['fanout-pairs']),
+      rates: args['fanout-rates'].split(',').map(Number),
+      seconds: Number(args['fanout-seconds']),
+      out,
+    });
+  },
+  medians: fanoutSummary,
+};

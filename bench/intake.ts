@@ -13,6 +13,7 @@ import { createRedis, type RedisClient } from '../src/core/redis/clients.js';
 import { keysFor } from '../src/core/redis/keys.js';
 import { PushIntake } from '../src/push/index.js';
 import { median } from './load.js';
+import type { Phase } from './phase.js';
 
 const PUSH = { retryBaseMs: 2000, maxAttempts: 8 } as const;
 const TTL_SECONDS = 900;
@@ -95,3 +96,18 @@ export async function intakePhase(url: string, rounds: number, count = 4000): Pr
   admin.disconnect();
   return { intents: count, addUs: Math.round(median(add)), intakeUs: Math.round(median(intake)) };
 }
+
+export const intake: Phase<IntakeFigures> = {
+  name: 'intake',
+  key: 'intake',
+  async run({ redisUrl, rounds, out }) {
+    const figures = await intakePhase(redisUrl, rounds);
+    out(
+      `a push job's making, µs of CPU (median of ${rounds} rounds of ${figures.intents}, in the benchmark process):`,
+    );
+    out(`  Queue.add per job (the API's share before push intents) ${figures.addUs}`);
+    out(`  the worker's intake per intent                          ${figures.intakeUs}`);
+    out();
+    return figures;
+  },
+};

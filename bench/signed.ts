@@ -6,6 +6,8 @@
 import type { Child } from './children.js';
 import { round } from './children.js';
 import { drive, median, type Summary } from './load.js';
+import { fmt, HEADER, verdict, type Phase } from './phase.js';
+import type { VerifierPath } from '../src/identity/signature.js';
 import { dataOf, OTHER_PAIR, PAIR, publicKeyOf, signed, STRANGER_PRIVATE } from '../test/helpers/signing.js';
 
 // The same 10 KB `tx` as the other POST phases, for a pair whose script the signing helper knows.
@@ -129,3 +131,39 @@ export async function signedPhase(relay: Child, options: SignedPhaseOptions) {
     },
   };
 }
+
+type SignedFigures = Awaited<ReturnType<typeof signedPhase>>;
+
+/** The signed phase once per verification path, each on a relay of its own that was told which to take. */
+export const signedWrites: Phase<Partial<Record<VerifierPath, SignedFigures>>> = {
+  name: 'signed',
+  key: 'signed',
+  async run({ withAction, startPod, rounds, connections, args, out }) {
+    const signed: Partial<Record<VerifierPath, SignedFigures>> = {};
+    const verifierPaths: VerifierPath[] = ['node:crypto', 'libsecp256k1'];
+    for (const path of withAction ? verifierPaths : []) {
+      const pod = await startPod(`relay-${path.replace(':', '-')}`, 0, { SIGNATURE_VERIFIER: path });
+      try {
+        out(`SIGNATURE_VERIFIER=${path}`);
+        signed[path] = await signedPhase(pod, {
+          rounds,
+          connections,
+          requests: Number(args['signed-requests']),
+          out,
+          header: HEADER,
+          fmt,
+        });
+      } finally {
+        await pod.stop();
+      }
+      out();
+    }
+    return signed;
+  },
+  medians: (signed) =>
+    Object.entries(signed).flatMap(([path, result]) => [
+      `POST /v1/action CPU per request signed/unsigned, ${path}: median ${result.signedCpuRatio} (target <= 1.5: ${verdict(result.signedCpuRatio <= 1.5)})`,
+      `POST /v1/action throughput signed/unsigned, ${path}: median ${result.signedRpsRatio}`,
+      `POST /v1/action CPU per request junk signature/unsigned, ${path}: median ${result.junkCpuRatio}`,
+    ]),
+};

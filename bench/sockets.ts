@@ -11,6 +11,7 @@ import { freePort } from '../src/core/redis/server.js';
 import { cpuMsOf, memoryOf, round, type Child } from './children.js';
 import { drive, median, onSchedule, percentile, type Summary } from './load.js';
 import { SocketClients } from './socket-clients.js';
+import type { Phase } from './phase.js';
 
 export interface SocketsOptions {
   /** Starts one more relay pod (API role) on the benchmark's Redis with a metrics listener on `metricsPort`. */
@@ -356,3 +357,58 @@ export async function stormPhase(options: StormOptions) {
     await pod.stop();
   }
 }
+
+export const sockets: Phase<Awaited<ReturnType<typeof socketsPhase>>> = {
+  name: 'sockets',
+  key: 'sockets',
+  run: ({ out, nodeArgs, args, rounds, duration, connections, startPod }) =>
+    socketsPhase({
+      out,
+      nodeArgs,
+      clients: Number(args['socket-clients']),
+      idleSeconds: Number(args['socket-idle-seconds']),
+      rate: Number(args['socket-rate']),
+      seconds: Number(args['socket-seconds']),
+      rounds,
+      duration,
+      connections,
+      startPod,
+    }),
+};
+
+// A subscription per joined room (the default) against one channel per path, subscribed once (the previous
+// release's cost): what the room channels add to a join.
+const STORM_MODES = [
+  { label: 'a channel per room', env: { SOCKET_CHANNEL_PARTITIONS: '0' } },
+  { label: 'one channel per path', env: { SOCKET_CHANNEL_PARTITIONS: '1' } },
+];
+
+type Storm = (typeof STORM_MODES)[number] & Awaited<ReturnType<typeof stormPhase>>;
+
+export const storm: Phase<Storm[]> = {
+  name: 'storm',
+  key: 'storms',
+  async run({ out, nodeArgs, args, rounds, startPod }) {
+    const storms = [];
+    for (const mode of STORM_MODES) {
+      storms.push({
+        ...mode,
+        ...(await stormPhase({
+          out,
+          nodeArgs,
+          clients: Number(args['storm-clients']),
+          rounds,
+          startPod,
+          ...mode,
+        })),
+      });
+    }
+    return storms;
+  },
+  medians: (storms) =>
+    storms.map(
+      (storm) =>
+        `storm of ${storm.clients} clients (${storm.label}): median ${storm.ms99} ms to 99 % joined, ` +
+        `${storm.joinsPerSecond} joins/s, the pod's CPU ${storm.podCpuUsPerJoin} µs per join (goal ≤ 150)`,
+    ),
+};

@@ -11,6 +11,7 @@ import { framedMessage, signedMessageDigest } from '../src/identity/bitcoin.js';
 import { nativeVerifier, nodeCryptoVerifier } from '../src/identity/signature.js';
 import { verifyCredential } from '../src/identity/verify.js';
 import { dataOf, PAIR, publicKeyOf, signed, STRANGER_PRIVATE, OTHER_PAIR } from '../test/helpers/signing.js';
+import type { Phase } from './phase.js';
 
 /** SubjectPublicKeyInfo of a compressed secp256k1 key: the fixed DER header, then the 33 bytes. */
 const SPKI_SECP256K1 = Buffer.from('3036301006072a8648ce3d020106052b8104000a032200', 'hex');
@@ -117,3 +118,15 @@ export function verifyFigures(): VerifyFigures {
     junk: timeIt(() => verifyCredential(junkRequest, native, now, 600_000), 3000),
   };
 }
+
+export const verify: Phase<VerifyFigures> = {
+  name: 'verify',
+  key: 'verify',
+  async run({ out }) {
+    const figures = verifyFigures();
+    out('one identity verification, µs of CPU (median of batches, in the benchmark process):');
+    for (const [name, us] of Object.entries(figures)) out(`  ${name.padEnd(26)} ${us}`);
+    out();
+    return figures;
+  },
+};
