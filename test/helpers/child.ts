@@ -46,9 +46,10 @@ export function spawnNode(args: string[], env: Record<string, string>): Child {
 export async function runNode(
   args: string[],
   env: Record<string, string>,
+  timeoutMs?: number,
 ): Promise<{ code: number | null | 'still running'; stdout: string; stderr: string }> {
   const child = spawnNode(args, env);
-  const code = await child.exit();
+  const code = await child.exit(timeoutMs);
   child.kill();
   return { code, stdout: child.stdout, stderr: child.stderr };
 }
@@ -137,7 +138,7 @@ export async function startApiPod(
   const url = `http://127.0.0.1:${port}`;
   servesProfile(url, (overrides.API_PROFILE ?? 'standard') as ApiProfile);
   try {
-    await waitUntilReady(url, 20_000);
+    await waitUntilReady(url, 60_000); // a cold start of several pods at once takes long on a busy machine
   } catch (err) {
     child.kill();
     throw new Error(`${(err as Error).message}: ${child.stderr}${child.stdout.slice(-2000)}`, { cause: err });

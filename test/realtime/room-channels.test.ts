@@ -58,7 +58,7 @@ const NOTICES = 'relay_socket_notices_received_total';
 const BYTES = 'relay_socket_notice_bytes_received_total';
 
 describe('cross-pod events on room channels (docs/operations.md#cross-pod-events)', function () {
-  this.timeout(60_000);
+  this.timeout(150_000); // three pods' cold starts at once, on a busy machine
   const sockets: Socket[] = [];
   const pods: Pod[] = [];
   afterEach(async () => {

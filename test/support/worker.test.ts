@@ -234,7 +234,8 @@ describe('support worker: delivery to the helpdesk', () => {
     expect(await attemptsMade(id)).to.equal(1);
   });
 
-  it('a permanent 400 is tried once and kept as failed; the jobs script lists it and retries it', async () => {
+  it('a permanent 400 is tried once and kept as failed; the jobs script lists it and retries it', async function () {
+    this.timeout(90_000); // three cold `node --import=tsx` starts of the jobs script
     helpdesk.respond(() => ({ status: 400, body: { errors: [{ message: `invalid ${EMAIL}` }] } }));
     await startWorker(webhookEnv());
     const id = await submit('/v1/ticket', ticket);
@@ -275,7 +276,8 @@ describe('support worker: delivery to the helpdesk', () => {
     expect(await redis().hget(jobKey(id), 'failedReason')).to.equal('helpdesk answered 302');
   });
 
-  it('the jobs script retries every failed job with retry-all', async () => {
+  it('the jobs script retries every failed job with retry-all', async function () {
+    this.timeout(60_000); // a cold `node --import=tsx` start of the jobs script
     helpdesk.respond(() => ({ status: 422 }));
     await startWorker(webhookEnv());
     const ids = [await submit('/v1/ticket', ticket), await submit('/v1/contact', contact)];
@@ -346,7 +348,7 @@ describe('support worker: delivery to the helpdesk', () => {
 
 /** `npm run jobs -- <args>` as an operator runs it (without npm's banner), against the test Redis. */
 function jobsScript(...args: string[]) {
-  return runNode(['scripts/jobs.ts', ...args], testEnv());
+  return runNode(['scripts/jobs.ts', ...args], testEnv(), 45_000);
 }
 
 describe('Retry-After of a helpdesk 429', () => {
