@@ -1,3 +1,6 @@
+import type { Feature } from '../core/feature.js';
+import { tokenRegistration, type TokenDeps } from './routes.js';
+
 export {
   PUSH_BACKOFF,
   PUSH_QUEUE,
@@ -10,9 +13,8 @@ export {
 export { createPushSender, readServiceAccount, type PushResult, type PushSettings } from './fcm/index.js';
 export {
   registrationRefusal,
-  storedCounts,
-  tokenRoutes,
-  tokenWrite,
+  tokenRegistrationLimits,
+  type TokenDeps,
   type TokenRegistrationLimits,
 } from './routes.js';
 export { pushToken, tokenBody } from './schema.js';
@@ -20,3 +22,6 @@ export { deliverPush, pushBackoff, type PushOutcome, type PushDeliveryParts } fr
 export { INTAKE_GROUP, PushIntake, type IntakeParts } from './intake.js';
 export { PushThrottle } from './throttle.js';
 export { TokenStore, liveTokensSince } from './token-store.js';
+
+/** Push notifications: the pair's device tokens, and the worker part that delivers an action's push. */
+export const push: Feature<TokenDeps> = { name: 'push', routes: [tokenRegistration] };
