@@ -1,5 +1,6 @@
 import type { Feature } from '../core/feature.js';
 import { tokenRegistration, type TokenDeps } from './routes.js';
+import { startPushWorker, type PushWorkerDeps } from './worker.js';
 
 export {
   PUSH_BACKOFF,
@@ -24,4 +25,8 @@ export { PushThrottle } from './throttle.js';
 export { TokenStore, liveTokensSince } from './token-store.js';
 
 /** Push notifications: the pair's device tokens, and the worker part that delivers an action's push. */
-export const push: Feature<TokenDeps> = { name: 'push', routes: [tokenRegistration] };
+export const push: Feature<TokenDeps, PushWorkerDeps> = {
+  name: 'push',
+  routes: [tokenRegistration],
+  worker: startPushWorker,
+};
