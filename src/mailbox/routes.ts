@@ -55,7 +55,7 @@ function toRecord(body: ActionRequest, shape: ActionSettings, id: string, now = 
 }
 
 /** The mailbox's record if it is still the one `id` names (records are serialized id first). */
-export function storedAction(store: ActionStore): StoredAnswer {
+function storedAction(store: ActionStore): StoredAnswer {
   return async (body, id) => {
     const json = await store.readJson(String(body.wkIdentity));
     return json?.startsWith(`{"id":${JSON.stringify(id)},`) ? json : null;

@@ -1,20 +1,13 @@
 import type { Feature } from '../core/feature.js';
 import { marketReads, type MarketDeps } from './routes.js';
-import { services } from './services-route.js';
-import { startRefresh } from './worker.js';
+import { services, type ServicesDeps } from './services-route.js';
+import { startRefresh, type RefreshDeps } from './worker.js';
 
-export { fetchEvmFees, fetchMempoolFees, type FeeLevels } from './providers/fees.js';
-export { fetchCryptoPrices, fetchFiatRates } from './providers/prices.js';
-export { tokenInfoParams } from './schema.js';
-export { MarketStore, type FeeEntry, type MarketField, type RatesPart } from './store.js';
-export { TokenInfoService } from './token-info.js';
+export { MarketStore } from './store.js';
 export { REFRESH_QUEUE } from './worker.js';
 
-/** Rates, fees and token metadata served from Redis, and the services the apps show. */
-export const market: Feature<
-  MarketDeps & Parameters<typeof services.handling>[0],
-  Parameters<typeof startRefresh>[0]
-> = {
+/** Rates, fees and token metadata served from Redis, the services the apps show, and their refresh. */
+export const market: Feature<MarketDeps & ServicesDeps, RefreshDeps> = {
   name: 'market',
   routes: [...marketReads, services],
   worker: startRefresh,

@@ -14,7 +14,11 @@ export const servicesRead = {
 } satisfies RouteSpec;
 
 /** Which third-party features the apps should show: straight from the SERVICES configuration. */
-export const services: MountedRoute<{ config: Pick<Config, 'services'> }> = {
+export interface ServicesDeps {
+  config: Pick<Config, 'services'>;
+}
+
+export const services: MountedRoute<ServicesDeps> = {
   spec: servicesRead,
   handling: ({ config }) => ({ handler: (ctx) => ok(ctx, config.services) }),
 };

@@ -14,21 +14,19 @@ export const REFRESH_QUEUE = 'refresh';
 /** How often, at most, the worker checks that Redis still holds its job schedulers. */
 const SCHEDULER_CHECK_MAX_MS = 60_000;
 
+export interface RefreshDeps {
+  config: Config;
+  log: Logger;
+  stores: { market: MarketStore };
+}
+
 /**
  * Job schedulers for the market refreshes. Every worker declares them (upsert is idempotent) and BullMQ runs
  * each period's job once, on whichever worker takes it, however many workers run. Redis can lose them (FLUSHALL,
  * a restart without persistence) and nothing would run again: each worker checks that they exist after every
  * (re)connect and every shortest period, and re-creates what is missing.
  */
-export async function startRefresh({
-  config,
-  log,
-  stores,
-}: {
-  config: Config;
-  log: Logger;
-  stores: { market: MarketStore };
-}): Promise<RoleHandle> {
+export async function startRefresh({ config, log, stores }: RefreshDeps): Promise<RoleHandle> {
   // Nothing is declared either, so a laptop without internet starts quietly; the API says why rates are missing.
   if (!config.market.refresh) {
     log.info('market refresh off (MARKET_REFRESH=off): no rates or fees are fetched');

@@ -4,7 +4,7 @@ import { syncRoutes, type SyncDeps } from './routes.js';
 
 export { recoveryPubBody } from './recovery-pub-schema.js';
 export { RecoveryPubStore } from './recovery-pub-store.js';
-export { SYNC_OPTIONAL_FIELDS, syncBody, syncRecord } from './schema.js';
+export { syncRecord } from './schema.js';
 export { SyncStore } from './store.js';
 
 /** The pair's records: the key app's sync for the wallet, and its recovery xpub. */

@@ -31,11 +31,16 @@ export const signRoute = {
   errors: ['NOT_FOUND', 'UNAVAILABLE'],
 } satisfies RouteSpec;
 
+export interface SignDeps {
+  config: Config;
+  limiter: LimiterFactory;
+}
+
 /**
  * POST /v1/sign/{partner}: HMAC of the partner's parameters. Its secret never reaches a log or an answer. Under
  * API_PROFILE=ssp-apps the parameters may also come as a form or text `key=value&…` body.
  */
-export const sign: MountedRoute<{ config: Config; limiter: LimiterFactory }> = {
+export const sign: MountedRoute<SignDeps> = {
   spec: signRoute,
   handling: ({ config, limiter }) => {
     const partners = partnerRegistry(config);

@@ -18,14 +18,13 @@ const CONCURRENCY = 4;
  */
 const LIMITER = { max: 10, duration: 1000 };
 
-/** The support queue's worker over deliverSupport. */
-export async function startSupportWorker({
-  config,
-  log,
-}: {
+export interface SupportWorkerDeps {
   config: Config;
   log: Logger;
-}): Promise<RoleHandle> {
+}
+
+/** The support queue's worker over deliverSupport. */
+export async function startSupportWorker({ config, log }: SupportWorkerDeps): Promise<RoleHandle> {
   const { delivery } = config.support;
   const helpdesk = createHelpdesk(config.support, log);
   const redis = createRedis(config.redis.topology, 'worker');

@@ -26,7 +26,7 @@ import { createRedis } from '../../src/core/redis/clients.js';
 import { redis, testRedis, testTopology } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 import { startTestWorker, type TestWorker } from '../helpers/worker.js';
-import { INTAKE_GROUP, PushIntake } from '../../src/push/index.js';
+import { INTAKE_GROUP, PushIntake } from '../../src/push/intake.js';
 import { Queue } from 'bullmq';
 import { createLogger } from '../../src/core/log.js';
 import { queuePrefix } from '../../src/core/queue/prefix.js';
