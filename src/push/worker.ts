@@ -1,5 +1,4 @@
 import { Queue, Worker, type Job } from 'bullmq';
-import type { PushSettings } from './fcm/index.js';
 import type { Config } from '../core/config/config.js';
 import type { Logger } from '../core/log.js';
 import { logBullErrors } from '../core/queue/bull-errors.js';
@@ -8,7 +7,7 @@ import { deliveryProcessor, runQueueWorker } from '../core/queue/worker.js';
 import { createRedis, type RedisClient } from '../core/redis/clients.js';
 import type { Keys } from '../core/redis/keys.js';
 import type { RoleHandle } from '../core/role.js';
-import { createPushSender } from './fcm/index.js';
+import { createPushSender, type PushSettings } from './fcm/index.js';
 import { deliverPush, pushBackoff, type PushDeliveryParts } from './delivery.js';
 import { PushIntake } from './intake.js';
 import { PUSH_BACKOFF, PUSH_QUEUE, pushJobOptions, type PushJob } from './jobs.js';

@@ -7,7 +7,7 @@ import { intentFields } from '../../src/mailbox/push-intent.js';
 import { PUSH_QUEUE, pushJobId, tokenDigest } from '../../src/push/jobs.js';
 import { keysFor } from '../../src/core/redis/keys.js';
 import { WriteAck } from '../../src/core/redis/write-ack.js';
-import { queueKey } from '../../src/core/queue/prefix.js';
+import { queueKey, queuePrefix } from '../../src/core/queue/prefix.js';
 import { THIRD_PARTY_AUTH_REASON } from '../../src/push/fcm/fcm.js';
 import { TokenStore } from '../../src/push/token-store.js';
 import type { ActionRecord } from '../../src/core/types.js';
@@ -29,7 +29,6 @@ import { startTestWorker, type TestWorker } from '../helpers/worker.js';
 import { INTAKE_GROUP, PushIntake } from '../../src/push/intake.js';
 import { Queue } from 'bullmq';
 import { createLogger } from '../../src/core/log.js';
-import { queuePrefix } from '../../src/core/queue/prefix.js';
 
 const PAIR = 'bc1q' + 'p'.repeat(58);
 const OTHER_PAIR = 'bc1q' + 'o'.repeat(58);
