@@ -99,40 +99,35 @@ function enqueuer(deps: SupportDeps): (ctx: RelayContext, job: SupportJob) => Pr
   };
 }
 
+/** A form's endpoint: its body becomes one job. */
+function form(spec: RouteSpec, toJob: (body: unknown) => SupportJob): MountedRoute<SupportDeps> {
+  return {
+    spec,
+    handling: (deps) => {
+      const enqueue = enqueuer(deps);
+      return { handler: (ctx) => enqueue(ctx, toJob(ctx.request.body)) };
+    },
+  };
+}
+
 export const supportForms: MountedRoute<SupportDeps>[] = [
-  {
-    spec: ticketRoute,
-    handling: (deps) => {
-      const enqueue = enqueuer(deps);
-      return {
-        handler: async (ctx) => {
-          const form = parseTicket(ctx.request.body);
-          await enqueue(ctx, {
-            kind: 'ticket',
-            subject: normalizeText(form.subject),
-            description: normalizeText(form.description),
-            type: ticketType(normalizeText(form.type)),
-            email: form.email.toLowerCase(),
-          });
-        },
-      };
-    },
-  },
-  {
-    spec: contactRoute,
-    handling: (deps) => {
-      const enqueue = enqueuer(deps);
-      return {
-        handler: async (ctx) => {
-          const form = parseContact(ctx.request.body);
-          await enqueue(ctx, {
-            kind: 'contact',
-            name: normalizeText(form.name),
-            email: form.email.toLowerCase(),
-            message: normalizeText(form.message),
-          });
-        },
-      };
-    },
-  },
+  form(ticketRoute, (body) => {
+    const ticket = parseTicket(body);
+    return {
+      kind: 'ticket',
+      subject: normalizeText(ticket.subject),
+      description: normalizeText(ticket.description),
+      type: ticketType(normalizeText(ticket.type)),
+      email: ticket.email.toLowerCase(),
+    };
+  }),
+  form(contactRoute, (body) => {
+    const contact = parseContact(body);
+    return {
+      kind: 'contact',
+      name: normalizeText(contact.name),
+      email: contact.email.toLowerCase(),
+      message: normalizeText(contact.message),
+    };
+  }),
 ];
