@@ -11,7 +11,7 @@ import { PUSH_QUEUE, pushJobId, pushJobOptions, type PushJob } from '../src/push
 import { queuePrefix } from '../src/core/queue/prefix.js';
 import { createRedis, type RedisClient } from '../src/core/redis/clients.js';
 import { keysFor } from '../src/core/redis/keys.js';
-import { PushIntake } from '../src/push/index.js';
+import { PushIntake } from '../src/push/intake.js';
 import { median } from './load.js';
 import type { Phase } from './phase.js';
 

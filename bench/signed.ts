@@ -3,8 +3,7 @@
  * default): the relay's CPU per request and throughput. Each signed request needs a fresh nonce, so the bodies
  * are signed beforehand (as the apps sign: BIP-137, RFC 6979) and each round sends exactly that many requests.
  */
-import type { Child } from './children.js';
-import { round } from './children.js';
+import { round, type Child } from './children.js';
 import { drive, median, type Summary } from './load.js';
 import { fmt, HEADER, verdict, type Phase } from './phase.js';
 import type { VerifierPath } from '../src/identity/signature.js';

@@ -11,7 +11,7 @@ import { ConfigError, type RedisTopology } from '../src/core/config/config.js';
 import { queuePrefix } from '../src/core/queue/prefix.js';
 import { PUSH_QUEUE } from '../src/push/index.js';
 import { SUPPORT_QUEUE } from '../src/support/index.js';
-import { REFRESH_QUEUE } from '../worker/refresh.js';
+import { REFRESH_QUEUE } from '../src/market/index.js';
 import { createRedis, waitReady } from '../src/core/redis/clients.js';
 import { redisAddress } from '../src/core/redis/outage-log.js';
 

@@ -10,10 +10,7 @@ import { Realtime } from './realtime/index.js';
 import { createRedis, redisServes } from './core/redis/clients.js';
 import type { RoleHandle } from './core/role.js';
 import { announceVerifier, AuthGate, chooseVerifier } from './identity/index.js';
-import { ActionStore } from './mailbox/index.js';
-import { AuthStore } from './identity/index.js';
-import { keysFor } from './core/redis/keys.js';
-import { WriteAck } from './core/redis/write-ack.js';
+import { openKeys, openStores } from './stores.js';
 
 export interface ApiHandle extends RoleHandle {
   readonly server: Server;
@@ -29,21 +26,19 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
   const actionsRedis = createRedis(config.redis.topology, 'actions');
   const limiterRedis = createRedis(config.redis.topology, 'limiter');
   const queueRedis = createRedis(config.redis.topology, 'queue');
-  const keys = keysFor(config.keyPrefix);
-  const ack = WriteAck.open(config.redis, keys);
-  const actionStore = new ActionStore(actionsRedis, keys, config.action.ttlSeconds, ack);
-  const authGate = new AuthGate(config.auth, new AuthStore(redis, keys, ack), verification.verifier);
-  const realtime = new Realtime({ config, log, keys, store: actionStore, limiterRedis, authGate });
+  const { keys, ack } = openKeys(config);
+  const stores = openStores(config, { store: redis, actions: actionsRedis }, keys, ack);
+  const authGate = new AuthGate(config.auth, stores.auth, verification.verifier);
+  const realtime = new Realtime({ config, log, keys, store: stores.actions, limiterRedis, authGate });
   let draining = false;
 
   const app = buildApp({
     config,
     log,
-    redis,
-    limiterRedis,
-    queueRedis,
+    redis: { store: redis, actions: actionsRedis, limiter: limiterRedis, queue: queueRedis },
+    keys,
     ack,
-    actionStore,
+    stores,
     actionEvents: realtime.emitter,
     authGate,
     readiness: {

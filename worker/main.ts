@@ -1,23 +1,27 @@
-import { addActionTypes } from '../src/mailbox/index.js';
 import type { RelayConfig as Config } from '../src/config.js';
 import type { Logger } from '../src/core/log.js';
+import { createRedis } from '../src/core/redis/clients.js';
 import type { RoleHandle } from '../src/core/role.js';
-import { startPushWorker } from './push.js';
-import { startRefresh } from './refresh.js';
-import { startSupportWorker } from './support.js';
+import { FEATURES } from '../src/features.js';
+import { addActionTypes } from '../src/mailbox/index.js';
+import { openKeys, openStores } from '../src/stores.js';
 
-type SubWorker = (config: Config, log: Logger) => Promise<RoleHandle>;
-
-/** Everything the worker role runs, each with its own Redis connection; add a line to add one. */
-const SUB_WORKERS: SubWorker[] = [startSupportWorker, startPushWorker, startRefresh];
-
-/** The worker role: BullMQ workers and job schedulers on the shared Redis. */
+/** The worker role: each feature's worker part (BullMQ workers and job schedulers) on the shared Redis. */
 export async function startWorker(config: Config, log: Logger): Promise<RoleHandle> {
   addActionTypes(config.actionTypesExtra);
+  const redis = createRedis(config.redis.topology, 'store');
+  const { keys, ack } = openKeys(config);
+  const stores = openStores(config, { store: redis, actions: redis }, keys, ack);
   const started: RoleHandle[] = [];
-  const stopAll = () => Promise.allSettled(started.map((handle) => handle.stop()));
+  const stopAll = async () => {
+    await Promise.allSettled(started.map((handle) => handle.stop()));
+    redis.disconnect();
+    await ack.close();
+  };
   try {
-    for (const start of SUB_WORKERS) started.push(await start(config, log));
+    for (const feature of FEATURES) {
+      if (feature.worker) started.push(await feature.worker({ config, log, redis, keys, stores }));
+    }
   } catch (err) {
     await stopAll();
     throw err;

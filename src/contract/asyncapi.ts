@@ -5,7 +5,7 @@ import { ERROR_CODES } from '../core/errors.js';
 import { RELAY_VERSION } from '../core/version.js';
 import { credentialProperties } from '../identity/index.js';
 import { roomEvent } from '../realtime/index.js';
-import { buildOpenApi } from './document.js';
+import { documentedActionRecord } from './document.js';
 
 /**
  * The AsyncAPI 3.0 description of the socket.io events, built from the same tables and schemas as the code:
@@ -68,9 +68,7 @@ interface RecordSchema {
   required: string[];
 }
 
-const recordOf = (profile: ApiProfile) =>
-  (buildOpenApi(profile) as { components: { schemas: { ActionRecord: RecordSchema } } }).components.schemas
-    .ActionRecord;
+const recordOf = (profile: ApiProfile) => documentedActionRecord(profile) as RecordSchema;
 
 /** The ActionRecord of both profiles: expireAt is there only under API_PROFILE=ssp-apps, so not required. */
 function actionRecord(): RecordSchema {

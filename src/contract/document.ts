@@ -1,53 +1,23 @@
-import { actionRead, actionWrite } from '../mailbox/index.js';
-import { credentialProperties, nonceStatusRead } from '../identity/index.js';
+import { credentialProperties } from '../identity/index.js';
 import { PURPOSE, type SignedRoute } from '../core/signed-routes.js';
 import type { ApiProfile } from '../core/config/config.js';
 import { STATUS, type ErrorCode } from '../core/errors.js';
-import { livenessRead, readinessRead } from '../core/http/health-route.js';
 import { koaPath, type RouteSpec } from '../core/http/route-spec.js';
 import { RELAY_VERSION } from '../core/version.js';
 import { CUSTOM_KEYWORDS } from '../core/validation/validate.js';
-import { recoveryPubRead, recoveryPubWrite, syncRead, syncWrite } from '../pairing/index.js';
-import { networkFeesRead, ratesRead, servicesRead, tokenInfoRead } from '../market/index.js';
 import * as responses from './responses-schema.js';
 import { asyncApiRead, openApiRead } from './routes.js';
-import { signRoute } from '../partners/index.js';
-import { contactRoute, ticketRoute } from '../support/index.js';
-import { tokenWrite } from '../push/index.js';
 
 /**
  * The OpenAPI 3.1 document of the HTTP API, built from the very schemas the routes validate with, so it cannot
  * drift from them. Each endpoint is declared once, beside its handler (a RouteSpec, see
- * src/core/http/route-spec.ts), and listed in ROUTES. The human contract with the same section names is
+ * src/core/http/route-spec.ts), and reaches the document as the app mounts it (src/features.ts). The human contract with the same section names is
  * docs/api.md.
  */
 
 type Schema = Record<string, unknown>;
 
 type Operation = RouteSpec<SignedRoute>;
-
-/** Every route the relay mounts, declared beside its handler, in the document's order. */
-export const ROUTES: readonly Operation[] = [
-  syncWrite,
-  syncRead,
-  actionWrite,
-  actionRead,
-  tokenWrite,
-  ratesRead,
-  networkFeesRead,
-  tokenInfoRead,
-  servicesRead,
-  signRoute,
-  recoveryPubWrite,
-  recoveryPubRead,
-  nonceStatusRead,
-  ticketRoute,
-  contactRoute,
-  openApiRead,
-  asyncApiRead,
-  livenessRead,
-  readinessRead,
-];
 
 /** Every request can end in these, before or outside any route (Node's parser, a bug). */
 const ANY_REQUEST: ErrorCode[] = [
@@ -75,8 +45,8 @@ const SIGNABLE: ErrorCode[] = ['AUTH_REQUIRED', 'AUTH_INVALID', 'AUTH_EXPIRED', 
  * `additionalProperties: false`; a signable write also names the four credential fields. A body that refuses
  * unknown fields is documented exactly as validated.
  */
-function requestSchema(component: string): object {
-  const operation = ROUTES.find((route) => route.body?.component === component);
+function requestSchema(routes: readonly Operation[], component: string): object {
+  const operation = routes.find((route) => route.body?.component === component);
   if (operation?.body === undefined) throw new Error(`no route reads a ${component}`);
   const { schema, emptyAsAbsent = [], exact } = operation.body;
   if (exact) return schema;
@@ -108,24 +78,24 @@ function requestSchema(component: string): object {
 }
 
 /** The components in the document's order; a request body's schema is that of the route that reads it. */
-const schemas = (profile: ApiProfile): Record<string, object> => ({
-  SyncRequest: requestSchema('SyncRequest'),
+const schemas = (routes: readonly Operation[], profile: ApiProfile): Record<string, object> => ({
+  SyncRequest: requestSchema(routes, 'SyncRequest'),
   SyncRecord: responses.syncRecord,
-  ActionRequest: requestSchema('ActionRequest'),
+  ActionRequest: requestSchema(routes, 'ActionRequest'),
   ActionRecord: responses.actionRecord(profile),
-  RecoveryPubRequest: requestSchema('RecoveryPubRequest'),
+  RecoveryPubRequest: requestSchema(routes, 'RecoveryPubRequest'),
   RecoveryPub: responses.recoveryPub,
   NoncesStatus: responses.noncesStatus,
-  TokenRequest: requestSchema('TokenRequest'),
+  TokenRequest: requestSchema(routes, 'TokenRequest'),
   TokenCounts: responses.tokenCounts,
   Rates: responses.rates,
   NetworkFees: responses.networkFees,
   TokenInfo: responses.tokenInfo,
   Services: responses.services,
-  SignRequest: requestSchema('SignRequest'),
+  SignRequest: requestSchema(routes, 'SignRequest'),
   Signature: responses.signature,
-  TicketRequest: requestSchema('TicketRequest'),
-  ContactRequest: requestSchema('ContactRequest'),
+  TicketRequest: requestSchema(routes, 'TicketRequest'),
+  ContactRequest: requestSchema(routes, 'ContactRequest'),
   Queued: responses.queued,
   Health: responses.health,
   OpenApiDocument: { type: 'object', description: 'this document' },
@@ -140,12 +110,12 @@ function isBare(operation: Operation, profile: ApiProfile): boolean {
   return NOT_ENVELOPED.has(operation) || (profile === 'ssp-apps' && operation.bareForApps === true);
 }
 
-/** The routes answered bare under `profile`, as the router names them (`GET /v1/sync/:id`). */
-export function bareRoutes(profile: ApiProfile): Set<string> {
+/** The routes of `routes` answered bare under `profile`, as the router names them (`GET /v1/sync/:id`). */
+export function bareRoutes(routes: readonly Operation[], profile: ApiProfile): Set<string> {
   return new Set(
-    ROUTES.filter((operation) => !NOT_ENVELOPED.has(operation) && isBare(operation, profile)).map(
-      (operation) => `${operation.method.toUpperCase()} ${koaPath(operation)}`,
-    ),
+    routes
+      .filter((operation) => !NOT_ENVELOPED.has(operation) && isBare(operation, profile))
+      .map((operation) => `${operation.method.toUpperCase()} ${koaPath(operation)}`),
   );
 }
 
@@ -343,10 +313,18 @@ error envelope (\`Error\`); under API_PROFILE=ssp-apps the reads the released ap
 method answers 405 METHOD_NOT_ALLOWED with an \`Allow\` header (OPTIONS: 204 with \`Allow\`). The socket.io events \
 on /v1/socket/key and /v1/socket/wallet are described by GET /v1/asyncapi.json (docs/asyncapi.yaml). The human contract is docs/api.md.`;
 
-/** The whole document of the profile the relay runs: a plain JSON value, built once per process. */
-export function buildOpenApi(profile: ApiProfile = 'standard'): Record<string, unknown> {
+/** The action record as the document of `profile` describes it (the AsyncAPI document's event data). */
+export function documentedActionRecord(profile: ApiProfile): unknown {
+  return portable(responses.actionRecord(profile));
+}
+
+/** The whole document of `routes` (in order) under the profile the relay runs: a plain JSON value, built once per process. */
+export function buildOpenApi(
+  routes: readonly Operation[],
+  profile: ApiProfile = 'standard',
+): Record<string, unknown> {
   const paths: Record<string, Schema> = {};
-  for (const operation of ROUTES) {
+  for (const operation of routes) {
     paths[operation.path] = {
       ...paths[operation.path],
       [operation.method]: operationObject(operation, profile),
@@ -365,7 +343,7 @@ export function buildOpenApi(profile: ApiProfile = 'standard'): Record<string, u
     paths,
     components: {
       schemas: Object.fromEntries(
-        Object.entries(schemas(profile)).map(([name, schema]) => [name, portable(schema)]),
+        Object.entries(schemas(routes, profile)).map(([name, schema]) => [name, portable(schema)]),
       ),
       headers: headerComponents(paths),
     },

@@ -1,3 +1,16 @@
+import type { Feature } from '../core/feature.js';
+import { buildAsyncApi } from './asyncapi.js';
+import { buildOpenApi } from './document.js';
+import { asyncApiRead, openApiRead, serve, type ContractDeps } from './routes.js';
+
 export { buildAsyncApi } from './asyncapi.js';
-export { bareRoutes, buildOpenApi, ROUTES } from './document.js';
-export { contractRoutes } from './routes.js';
+export { bareRoutes } from './document.js';
+
+/** The machine-readable contracts, built from the schemas the routes validate with (document.ts) and the events (asyncapi.ts). */
+export const contract: Feature<ContractDeps> = {
+  name: 'contract',
+  routes: [
+    { spec: openApiRead, handling: ({ specs, config }) => serve(buildOpenApi(specs, config.apiProfile)) },
+    { spec: asyncApiRead, handling: () => serve(buildAsyncApi()) },
+  ],
+};

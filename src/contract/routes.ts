@@ -1,6 +1,7 @@
-import type Router from '@koa/router';
-import type { RelayState } from '../core/http/context.js';
-import { mount, type RouteSpec } from '../core/http/route-spec.js';
+import type { ApiProfile } from '../core/config/config.js';
+import type { RelayContext } from '../core/http/context.js';
+import type { RouteSpec } from '../core/http/route-spec.js';
+import type { SignedRoute } from '../core/signed-routes.js';
 
 export const openApiRead = {
   method: 'get',
@@ -20,23 +21,19 @@ export const asyncApiRead = {
   errors: [],
 } satisfies RouteSpec;
 
-/** The machine-readable contracts, each generated once at start-up: OpenAPI of the profile the relay runs, AsyncAPI. */
-export interface ContractDocuments {
-  openApi: Record<string, unknown>;
-  asyncApi: Record<string, unknown>;
+/** What the contract documents: every endpoint the app mounts, in order, and the profile it runs. */
+export interface ContractDeps {
+  config: { apiProfile: ApiProfile };
+  specs: readonly RouteSpec<SignedRoute>[];
 }
 
-/** Answers `document` as it is: a JSON value serialized once. */
-function serve(router: Router<RelayState>, spec: RouteSpec, document: Record<string, unknown>): void {
+/** Answers `document` as it is: a JSON value serialized once, at start-up. */
+export function serve(document: Record<string, unknown>) {
   const text = JSON.stringify(document);
-  mount(router, spec, (ctx) => {
-    ctx.set('Content-Type', 'application/json; charset=utf-8');
-    ctx.body = text;
-  });
-}
-
-/** The documents built from the schemas the routes validate with (document.ts) and the events (asyncapi.ts). */
-export function contractRoutes(router: Router<RelayState>, documents: ContractDocuments): void {
-  serve(router, openApiRead, documents.openApi);
-  serve(router, asyncApiRead, documents.asyncApi);
+  return {
+    handler: (ctx: RelayContext) => {
+      ctx.set('Content-Type', 'application/json; charset=utf-8');
+      ctx.body = text;
+    },
+  };
 }

@@ -1,6 +1,6 @@
-import type Router from '@koa/router';
-import { ok, type RelayState } from '../core/http/context.js';
-import { mount, type RouteSpec } from '../core/http/route-spec.js';
+import { ok } from '../core/http/context.js';
+import type { MountedRoute } from '../core/feature.js';
+import type { RouteSpec } from '../core/http/route-spec.js';
 import { validator } from '../core/validation/validate.js';
 import { idParams } from '../core/validation/common-schema.js';
 
@@ -20,9 +20,12 @@ export const nonceStatusRead = {
 } satisfies RouteSpec;
 
 /** GET /v1/nonces/status/{id}: without it the key app regenerates its nonces on every refresh. */
-export function noncesRoutes(router: Router<RelayState>): void {
-  mount(router, nonceStatusRead, (ctx) => {
-    parseParams({ ...ctx.params });
-    ok(ctx, NOTHING_TO_REPLENISH);
-  });
-}
+export const nonceStatus: MountedRoute<unknown> = {
+  spec: nonceStatusRead,
+  handling: () => ({
+    handler: (ctx) => {
+      parseParams({ ...ctx.params });
+      ok(ctx, NOTHING_TO_REPLENISH);
+    },
+  }),
+};

@@ -1,9 +1,9 @@
-import type Router from '@koa/router';
-import type { Middleware } from 'koa';
 import type { SignedRoute } from '../core/signed-routes.js';
-import { ACTION_BODY_LIMIT, type BodyCharge } from '../core/http/body.js';
-import { okJson, type RelayState } from '../core/http/context.js';
-import { mount, mountCharged, type RouteSpec } from '../core/http/route-spec.js';
+import type { Config } from '../core/config/config.js';
+import type { MountedRoute, WriteGuards } from '../core/feature.js';
+import { ACTION_BODY_LIMIT } from '../core/http/body.js';
+import { okJson } from '../core/http/context.js';
+import type { RouteSpec } from '../core/http/route-spec.js';
 import { AppError } from '../core/errors.js';
 import { readWithin } from '../core/limits/rate-limit.js';
 import { errorFields } from '../core/log.js';
@@ -55,7 +55,7 @@ function toRecord(body: ActionRequest, shape: ActionSettings, id: string, now = 
 }
 
 /** The mailbox's record if it is still the one `id` names (records are serialized id first). */
-export function storedAction(store: ActionStore): StoredAnswer {
+function storedAction(store: ActionStore): StoredAnswer {
   return async (body, id) => {
     const json = await store.readJson(String(body.wkIdentity));
     return json?.startsWith(`{"id":${JSON.stringify(id)},`) ? json : null;
@@ -90,50 +90,76 @@ export const actionRead = {
   consumesLimitInScript: true,
 } satisfies RouteSpec;
 
+/** What the mailbox's routes use of the app. */
+export interface ActionDeps {
+  config: Pick<Config, 'action' | 'apiProfile' | 'auth'>;
+  /**
+   * The pair's mailbox, shared with the socket replay. On its own fail-fast client (`actions`): megabyte payloads
+   * go through it, so a flood of large reads queues behind itself, never in front of other requests' commands.
+   */
+  stores: { actions: ActionStore };
+  guards: WriteGuards;
+  /** Told of every stored action (the socket emitter). */
+  actionEvents: ActionEvents;
+}
+
 /**
- * `writeBudget` charges each POST's body, refused or not, to the client's byte budget (see core/limits/rate-limit.ts);
+ * `charge` charges each POST's body, refused or not, to the client's byte budget (see core/limits/rate-limit.ts);
  * `signed` checks and removes an identity signature (see identity/route-guard.ts).
  */
-export function actionRoutes(
-  router: Router<RelayState>,
-  store: ActionStore,
-  settings: ActionSettings,
-  guards: { writeBudget: BodyCharge; signed: Middleware<RelayState> },
-  events: ActionEvents,
-): void {
-  mountCharged(router, actionWrite, guards.writeBudget, guards.signed, async (ctx) => {
-    const { writeId } = ctx.state;
-    const record = toRecord(parseBody(ctx.request.body), settings, writeId ?? newRecordId());
-    const origin = originOf(record.action, writeId !== undefined, settings);
-    ctx.state.writing = true;
-    const { json, intentMissed } = await store
-      .save(record, pushSide(record.action) !== undefined, origin)
-      .catch((err: unknown) => {
-        if (!(err instanceof PendingVerified)) throw err;
-        throw new AppError(
-          'CONFLICT',
-          'A signed request of this pair is pending; send this once it is answered or has expired.',
-        );
-      });
-    // The emit runs after this handler's awaits (setImmediate), so it never delays or fails the answer.
-    events.stored(record, json);
-    // A push intent that could not be appended never fails a stored action: the socket event and GET deliver it.
-    if (intentMissed !== undefined) {
-      recordPushEnqueueMiss();
-      ctx.state.log.warn('push intent not appended', {
-        recordId: record.id,
-        action: record.action,
-        ...errorFields(intentMissed),
-      });
-    }
-    okJson(ctx, json);
-  });
-
-  mount(router, actionRead, async (ctx) => {
-    const { id } = parseParams({ ...ctx.params });
-    const record = await readWithin(ctx.state.limit, store.recordRead(id));
-    if (record === null)
-      throw new AppError('NOT_FOUND', 'The action mailbox of this pair is empty or expired.');
-    okJson(ctx, record);
-  });
-}
+export const actionRoutes: MountedRoute<ActionDeps>[] = [
+  {
+    spec: actionWrite,
+    handling: ({ config, stores, guards, actionEvents: events }) => {
+      const store = stores.actions;
+      const settings: ActionSettings = {
+        ttlSeconds: config.action.ttlSeconds,
+        expireAt: config.apiProfile === 'ssp-apps',
+        unsignedActions: config.auth.unsignedActions,
+      };
+      return {
+        charge: guards.writeBudget,
+        guards: [guards.signed(actionWrite.signedAs, storedAction(store))],
+        handler: async (ctx) => {
+          const { writeId } = ctx.state;
+          const record = toRecord(parseBody(ctx.request.body), settings, writeId ?? newRecordId());
+          const origin = originOf(record.action, writeId !== undefined, settings);
+          ctx.state.writing = true;
+          const { json, intentMissed } = await store
+            .save(record, pushSide(record.action) !== undefined, origin)
+            .catch((err: unknown) => {
+              if (!(err instanceof PendingVerified)) throw err;
+              throw new AppError(
+                'CONFLICT',
+                'A signed request of this pair is pending; send this once it is answered or has expired.',
+              );
+            });
+          // The emit runs after this handler's awaits (setImmediate), so it never delays or fails the answer.
+          events.stored(record, json);
+          // A push intent that could not be appended never fails a stored action: the socket event and GET deliver it.
+          if (intentMissed !== undefined) {
+            recordPushEnqueueMiss();
+            ctx.state.log.warn('push intent not appended', {
+              recordId: record.id,
+              action: record.action,
+              ...errorFields(intentMissed),
+            });
+          }
+          okJson(ctx, json);
+        },
+      };
+    },
+  },
+  {
+    spec: actionRead,
+    handling: ({ stores }) => ({
+      handler: async (ctx) => {
+        const { id } = parseParams({ ...ctx.params });
+        const record = await readWithin(ctx.state.limit, stores.actions.recordRead(id));
+        if (record === null)
+          throw new AppError('NOT_FOUND', 'The action mailbox of this pair is empty or expired.');
+        okJson(ctx, record);
+      },
+    }),
+  },
+];

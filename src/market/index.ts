@@ -1,8 +1,14 @@
-export { fetchEvmFees, fetchMempoolFees, type FeeLevels } from './providers/fees.js';
-export { fetchCryptoPrices, fetchFiatRates } from './providers/prices.js';
-export { refreshJobs, type RefreshName } from './refresh.js';
-export { marketRoutes, networkFeesRead, ratesRead, tokenInfoRead } from './routes.js';
-export { tokenInfoParams } from './schema.js';
-export { servicesRead, servicesRoutes } from './services-route.js';
-export { MarketStore, type FeeEntry, type MarketField, type RatesPart } from './store.js';
-export { TokenInfoService } from './token-info.js';
+import type { Feature } from '../core/feature.js';
+import { marketReads, type MarketDeps } from './routes.js';
+import { services, type ServicesDeps } from './services-route.js';
+import { startRefresh, type RefreshDeps } from './worker.js';
+
+export { MarketStore } from './store.js';
+export { REFRESH_QUEUE } from './worker.js';
+
+/** Rates, fees and token metadata served from Redis, the services the apps show, and their refresh. */
+export const market: Feature<MarketDeps & ServicesDeps, RefreshDeps> = {
+  name: 'market',
+  routes: [...marketReads, services],
+  worker: startRefresh,
+};

@@ -1,12 +1,14 @@
-import type Router from '@koa/router';
 import { isEvmChain } from '../core/chains.js';
-import { ok, type RelayState } from '../core/http/context.js';
-import { mount, type RouteSpec } from '../core/http/route-spec.js';
+import type { Config } from '../core/config/config.js';
+import { ok } from '../core/http/context.js';
+import type { MountedRoute } from '../core/feature.js';
+import type { RouteSpec } from '../core/http/route-spec.js';
+import { Upstream } from '../core/outbound-http.js';
 import { AppError, unavailable } from '../core/errors.js';
 import { validator } from '../core/validation/validate.js';
 import { tokenInfoParams } from './schema.js';
 import type { MarketStore } from './store.js';
-import type { TokenInfoService } from './token-info.js';
+import { TokenInfoService } from './token-info.js';
 
 const parseTokenParams = validator<{ network: string; address: string }>('params', tokenInfoParams);
 
@@ -50,31 +52,50 @@ export const tokenInfoRead = {
   errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
 } satisfies RouteSpec;
 
-/** Served from Redis only: the worker refreshes rates and fees; token metadata is fetched once, then cached. */
-export function marketRoutes(
-  router: Router<RelayState>,
-  store: MarketStore,
-  tokens: TokenInfoService,
-  refresh: boolean,
-): void {
-  mount(router, ratesRead, async (ctx) => {
-    const rates = await store.readRates();
-    if (!rates) throw notFetched('Exchange rates', refresh);
-    ok(ctx, rates);
-  });
-
-  mount(router, networkFeesRead, async (ctx) => {
-    const fees = await store.readFees();
-    if (fees.length === 0) throw notFetched('Network fees', refresh);
-    ok(ctx, fees);
-  });
-
-  mount(router, tokenInfoRead, async (ctx) => {
-    const { network, address } = parseTokenParams({ ...ctx.params });
-    if (!isEvmChain(network))
-      throw new AppError('NOT_FOUND', 'Token metadata is not available on this network.');
-    const token = await tokens.get(network, address.toLowerCase(), ctx.state.log);
-    if (!token) throw new AppError('NOT_FOUND', 'This address is not a token contract on this network.');
-    ok(ctx, token);
-  });
+/** What the market's routes use of the app. */
+export interface MarketDeps {
+  config: Pick<Config, 'market'>;
+  stores: { market: MarketStore };
 }
+
+/** Served from Redis only: the worker refreshes rates and fees; token metadata is fetched once, then cached. */
+export const marketReads: MountedRoute<MarketDeps>[] = [
+  {
+    spec: ratesRead,
+    handling: ({ config, stores }) => ({
+      handler: async (ctx) => {
+        const rates = await stores.market.readRates();
+        if (!rates) throw notFetched('Exchange rates', config.market.refresh);
+        ok(ctx, rates);
+      },
+    }),
+  },
+  {
+    spec: networkFeesRead,
+    handling: ({ config, stores }) => ({
+      handler: async (ctx) => {
+        const fees = await stores.market.readFees();
+        if (fees.length === 0) throw notFetched('Network fees', config.market.refresh);
+        ok(ctx, fees);
+      },
+    }),
+  },
+  {
+    spec: tokenInfoRead,
+    handling: ({ config, stores }) => {
+      const upstream = new Upstream(config.market.upstreamTimeoutMs);
+      const tokens = new TokenInfoService(stores.market, upstream, config.market.evmRpc);
+      return {
+        handler: async (ctx) => {
+          const { network, address } = parseTokenParams({ ...ctx.params });
+          if (!isEvmChain(network))
+            throw new AppError('NOT_FOUND', 'Token metadata is not available on this network.');
+          const token = await tokens.get(network, address.toLowerCase(), ctx.state.log);
+          if (!token)
+            throw new AppError('NOT_FOUND', 'This address is not a token contract on this network.');
+          ok(ctx, token);
+        },
+      };
+    },
+  },
+];

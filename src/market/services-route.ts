@@ -1,6 +1,7 @@
-import type Router from '@koa/router';
-import { ok, type RelayState } from '../core/http/context.js';
-import { mount, type RouteSpec } from '../core/http/route-spec.js';
+import { ok } from '../core/http/context.js';
+import type { Config } from '../core/config/config.js';
+import type { MountedRoute } from '../core/feature.js';
+import type { RouteSpec } from '../core/http/route-spec.js';
 
 export const servicesRead = {
   method: 'get',
@@ -13,6 +14,11 @@ export const servicesRead = {
 } satisfies RouteSpec;
 
 /** Which third-party features the apps should show: straight from the SERVICES configuration. */
-export function servicesRoutes(router: Router<RelayState>, services: Record<string, unknown>): void {
-  mount(router, servicesRead, (ctx) => ok(ctx, services));
+export interface ServicesDeps {
+  config: Pick<Config, 'services'>;
 }
+
+export const services: MountedRoute<ServicesDeps> = {
+  spec: servicesRead,
+  handling: ({ config }) => ({ handler: (ctx) => ok(ctx, config.services) }),
+};

@@ -1,11 +1,14 @@
-export {
-  recoveryPubRead,
-  recoveryPubRoutes,
-  recoveryPubWrite,
-  storedRecoveryPub,
-} from './recovery-pub-routes.js';
+import type { Feature } from '../core/feature.js';
+import { recoveryPubRoutes, type RecoveryPubDeps } from './recovery-pub-routes.js';
+import { syncRoutes, type SyncDeps } from './routes.js';
+
 export { recoveryPubBody } from './recovery-pub-schema.js';
 export { RecoveryPubStore } from './recovery-pub-store.js';
-export { storedSync, syncRead, syncRoutes, syncWrite } from './routes.js';
-export { SYNC_OPTIONAL_FIELDS, syncBody, syncRecord } from './schema.js';
+export { syncRecord } from './schema.js';
 export { SyncStore } from './store.js';
+
+/** The pair's records: the key app's sync for the wallet, and its recovery xpub. */
+export const pairing: Feature<SyncDeps & RecoveryPubDeps> = {
+  name: 'pairing',
+  routes: [...syncRoutes, ...recoveryPubRoutes],
+};

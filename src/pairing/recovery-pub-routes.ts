@@ -1,10 +1,10 @@
-import type Router from '@koa/router';
-import type { RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { Middleware } from 'koa';
 import type { SignedRoute } from '../core/signed-routes.js';
-import { type BodyCharge, DEFAULT_BODY_LIMIT } from '../core/http/body.js';
-import { okJson, type RelayState } from '../core/http/context.js';
-import { mount, mountCharged, type RouteSpec } from '../core/http/route-spec.js';
+import type { Config } from '../core/config/config.js';
+import type { MountedRoute, WriteGuards } from '../core/feature.js';
+import { DEFAULT_BODY_LIMIT } from '../core/http/body.js';
+import { okJson } from '../core/http/context.js';
+import type { RouteSpec } from '../core/http/route-spec.js';
+import type { LimiterFactory } from '../core/limits/limiters.js';
 import { AppError } from '../core/errors.js';
 import { consumeOrReject } from '../core/limits/rate-limit.js';
 import { recordRecoveryPubWrite } from '../core/metrics.js';
@@ -20,7 +20,7 @@ const parseBody = validator<RecoveryPubRequest>('body', recoveryPubBody);
 const parseParams = validator<{ id: string }>('params', idParams);
 
 /** A resent POST is answered with the stored record while it still holds what that POST stored. */
-export function storedRecoveryPub(store: RecoveryPubStore): StoredAnswer {
+function storedRecoveryPub(store: RecoveryPubStore): StoredAnswer {
   return async (body) => {
     const { wkIdentity, recoveryXpub, xpubSignature, chain } = parseBody({ ...body });
     const json = await store.readJson(wkIdentity);
@@ -57,6 +57,14 @@ export const recoveryPubRead = {
   errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
 } satisfies RouteSpec;
 
+/** What the recovery xpub routes use of the app. */
+export interface RecoveryPubDeps {
+  config: Pick<Config, 'recoveryPub'>;
+  stores: { recoveryPub: RecoveryPubStore };
+  guards: WriteGuards;
+  limiter: LimiterFactory;
+}
+
 /**
  * The key app's recovery account xpub (docs/api.md#recovery-xpub--post-v1recoverypub-get-v1recoverypubid).
  * `signed` requires a signature by one of the pair's keys whatever AUTH_MODE says: nobody but the pair may write
@@ -64,35 +72,51 @@ export const recoveryPubRead = {
  * a day; replacing the pair's own record is not charged. A creation racing another for the same pair may be
  * charged though it ends a replacement: the bound holds.
  */
-export function recoveryPubRoutes(
-  router: Router<RelayState>,
-  store: RecoveryPubStore,
-  guards: { writeBudget: BodyCharge; signed: Middleware<RelayState> },
-  creations: RateLimiterAbstract,
-): void {
-  mountCharged(router, recoveryPubWrite, guards.writeBudget, guards.signed, async (ctx) => {
-    const { wkIdentity, recoveryXpub, xpubSignature, chain } = parseBody(ctx.request.body);
-    const record = { wkIdentity, recoveryXpub, xpubSignature, chain, createdAt: new Date().toISOString() };
-    ctx.state.writing = true;
-    const replaced = await store.replace(record);
-    if (replaced !== null) {
-      recordRecoveryPubWrite('replaced');
-      okJson(ctx, replaced);
-      return;
-    }
-    // Nothing written yet: a refused creation gives the signed message's nonce back.
-    ctx.state.writing = false;
-    await consumeOrReject(creations, ctx, 'recovery xpub records created from this address');
-    ctx.state.writing = true;
-    const created = await store.save(record);
-    recordRecoveryPubWrite('created');
-    okJson(ctx, created);
-  });
-
-  mount(router, recoveryPubRead, async (ctx) => {
-    const { id } = parseParams({ ...ctx.params });
-    const record = await store.readJson(id);
-    if (record === null) throw new AppError('NOT_FOUND', 'No recovery xpub is stored for this pair.');
-    okJson(ctx, record);
-  });
-}
+export const recoveryPubRoutes: MountedRoute<RecoveryPubDeps>[] = [
+  {
+    spec: recoveryPubWrite,
+    handling: ({ config, stores, guards, limiter }) => {
+      const store = stores.recoveryPub;
+      const creations = limiter('recoverypub', config.recoveryPub.creationsPerAddressPerDay, 86_400);
+      return {
+        charge: guards.writeBudget,
+        guards: [guards.signed(recoveryPubWrite.signedAs, storedRecoveryPub(store))],
+        handler: async (ctx) => {
+          const { wkIdentity, recoveryXpub, xpubSignature, chain } = parseBody(ctx.request.body);
+          const record = {
+            wkIdentity,
+            recoveryXpub,
+            xpubSignature,
+            chain,
+            createdAt: new Date().toISOString(),
+          };
+          ctx.state.writing = true;
+          const replaced = await store.replace(record);
+          if (replaced !== null) {
+            recordRecoveryPubWrite('replaced');
+            okJson(ctx, replaced);
+            return;
+          }
+          // Nothing written yet: a refused creation gives the signed message's nonce back.
+          ctx.state.writing = false;
+          await consumeOrReject(creations, ctx, 'recovery xpub records created from this address');
+          ctx.state.writing = true;
+          const created = await store.save(record);
+          recordRecoveryPubWrite('created');
+          okJson(ctx, created);
+        },
+      };
+    },
+  },
+  {
+    spec: recoveryPubRead,
+    handling: ({ stores }) => ({
+      handler: async (ctx) => {
+        const { id } = parseParams({ ...ctx.params });
+        const record = await stores.recoveryPub.readJson(id);
+        if (record === null) throw new AppError('NOT_FOUND', 'No recovery xpub is stored for this pair.');
+        okJson(ctx, record);
+      },
+    }),
+  },
+];

@@ -1,18 +1,21 @@
-import type Router from '@koa/router';
-import type { Middleware } from 'koa';
 import type { SignedRoute } from '../core/signed-routes.js';
-import { type BodyCharge, SYNC_BODY_LIMIT } from '../core/http/body.js';
+import type { MountedRoute, WriteGuards } from '../core/feature.js';
+import { SYNC_BODY_LIMIT } from '../core/http/body.js';
 import { okJson, type RelayState } from '../core/http/context.js';
-import { mount, mountCharged, type RouteSpec } from '../core/http/route-spec.js';
+import type { RouteSpec } from '../core/http/route-spec.js';
 import { AppError } from '../core/errors.js';
 import { readWithin } from '../core/limits/rate-limit.js';
 import { validator } from '../core/validation/validate.js';
 import { idParams } from '../core/validation/common-schema.js';
 import { SYNC_OPTIONAL_FIELDS, syncBody } from './schema.js';
 import type { SyncStore } from './store.js';
-import type { TokenStore } from '../push/index.js';
 import type { StoredAnswer, SyncRecord, TokenRegistration } from '../core/types.js';
-import { registrationRefusal, type TokenRegistrationLimits } from '../push/index.js';
+import {
+  registrationRefusal,
+  tokenRegistrationLimits,
+  type TokenDeps,
+  type TokenRegistrationLimits,
+} from '../push/index.js';
 import { recordSyncTokenSkipped } from '../core/metrics.js';
 
 type SyncRequest = SyncRecord & { keyToken?: string };
@@ -49,7 +52,7 @@ function toRecord(body: SyncRequest): SyncRecord {
 }
 
 /** A resent sync is answered with the record while it is still the one that sync stored. */
-export function storedSync(store: SyncStore): StoredAnswer {
+function storedSync(store: SyncStore): StoredAnswer {
   return async (body) => {
     const json = JSON.stringify(toRecord(parseBody({ ...body })));
     const stored = await store.peekJson(String(body.walletIdentity));
@@ -103,34 +106,52 @@ async function mayRegister(
   return false;
 }
 
+/** What the sync routes use of the app: a sync may register the key app's token as POST /v1/token would. */
+export interface SyncDeps extends Pick<TokenDeps, 'config' | 'limiter'> {
+  stores: { sync: SyncStore } & TokenDeps['stores'];
+  guards: WriteGuards;
+}
+
 /**
- * `writeBudget` charges each POST's body, refused or not, to the client's byte budget (see core/limits/rate-limit.ts);
+ * `charge` charges each POST's body, refused or not, to the client's byte budget (see core/limits/rate-limit.ts);
  * `signed` checks and removes an identity signature (see identity/route-guard.ts). A `keyToken` is registered for the pair's key side as
  * POST /v1/token would, so a freshly paired key app gets pushes at once, unless a registration limit refuses it
  * (see mayRegister).
  */
-export function syncRoutes(
-  router: Router<RelayState>,
-  stores: { sync: SyncStore; tokens: TokenStore },
-  guards: { writeBudget: BodyCharge; signed: Middleware<RelayState> },
-  registrations: TokenRegistrationLimits,
-): void {
-  mountCharged(router, syncWrite, guards.writeBudget, guards.signed, async (ctx) => {
-    const body = parseBody(ctx.request.body);
-    const token =
-      body.keyToken === undefined ? undefined : { wkIdentity: body.wkIdentity, keyToken: body.keyToken };
-    const register = token !== undefined && (await mayRegister(registrations, ctx, token));
-    ctx.state.writing = true;
-    const json = await stores.sync.save(toRecord(body));
-    if (register) await stores.tokens.save(token);
-    okJson(ctx, json);
-  });
-
-  mount(router, syncRead, async (ctx) => {
-    const { id } = parseParams({ ...ctx.params });
-    const record = await readWithin(ctx.state.limit, stores.sync.recordRead(id));
-    if (record === null)
-      throw new AppError('NOT_FOUND', 'No synchronization record for this wallet identity.');
-    okJson(ctx, record);
-  });
-}
+export const syncRoutes: MountedRoute<SyncDeps>[] = [
+  {
+    spec: syncWrite,
+    handling: (deps) => {
+      const { stores, guards } = deps;
+      const registrations = tokenRegistrationLimits(deps);
+      return {
+        charge: guards.writeBudget,
+        guards: [guards.signed(syncWrite.signedAs, storedSync(stores.sync))],
+        handler: async (ctx) => {
+          const body = parseBody(ctx.request.body);
+          const token =
+            body.keyToken === undefined
+              ? undefined
+              : { wkIdentity: body.wkIdentity, keyToken: body.keyToken };
+          const register = token !== undefined && (await mayRegister(registrations, ctx, token));
+          ctx.state.writing = true;
+          const json = await stores.sync.save(toRecord(body));
+          if (register) await stores.tokens.save(token);
+          okJson(ctx, json);
+        },
+      };
+    },
+  },
+  {
+    spec: syncRead,
+    handling: ({ stores }) => ({
+      handler: async (ctx) => {
+        const { id } = parseParams({ ...ctx.params });
+        const record = await readWithin(ctx.state.limit, stores.sync.recordRead(id));
+        if (record === null)
+          throw new AppError('NOT_FOUND', 'No synchronization record for this wallet identity.');
+        okJson(ctx, record);
+      },
+    }),
+  },
+];

@@ -1,3 +1,5 @@
-export { partnerRegistry } from './partners.js';
-export { signRoute, signRoutes } from './routes.js';
-export { signBody } from './schema.js';
+import type { Feature } from '../core/feature.js';
+import { sign, type SignDeps } from './routes.js';
+
+/** On-ramp partners' signatures. */
+export const partners: Feature<SignDeps> = { name: 'partners', routes: [sign] };

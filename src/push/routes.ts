@@ -1,10 +1,11 @@
-import type Router from '@koa/router';
-import type { Middleware } from 'koa';
 import type { SignedRoute } from '../core/signed-routes.js';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
-import { type BodyCharge, DEFAULT_BODY_LIMIT } from '../core/http/body.js';
-import { ok, type RelayState } from '../core/http/context.js';
-import { mountCharged, type RouteSpec } from '../core/http/route-spec.js';
+import type { Config } from '../core/config/config.js';
+import type { MountedRoute, WriteGuards } from '../core/feature.js';
+import { DEFAULT_BODY_LIMIT } from '../core/http/body.js';
+import { ok } from '../core/http/context.js';
+import type { RouteSpec } from '../core/http/route-spec.js';
+import type { LimiterFactory } from '../core/limits/limiters.js';
 import { consumeWithin, rateLimited } from '../core/limits/rate-limit.js';
 import type { AppError } from '../core/errors.js';
 import type { RegistrationLimit } from '../core/metrics.js';
@@ -27,24 +28,36 @@ export const tokenWrite = {
   signedAs: 'token',
 } satisfies RouteSpec<SignedRoute>;
 
+/** What the token registrations use of the app. */
+export interface TokenDeps {
+  config: Pick<Config, 'tokenRegistrationsPerHour' | 'tokenRegistrationsPerAddressPerDay'>;
+  stores: { tokens: TokenStore };
+  guards: WriteGuards;
+  limiter: LimiterFactory;
+}
+
 /**
  * Registers push tokens; the answer holds counts only: tokens are never echoed or readable via the API. Bodies
- * count against the client's write budget, and `registrations` bounds each pair side's registrations, so nobody
- * fills Redis with tokens kept 180 days or pushes a pair's devices out of its token list in one burst.
+ * count against the client's write budget, and the registration limits bound each pair side's registrations, so
+ * nobody fills Redis with tokens kept 180 days or pushes a pair's devices out of its token list in one burst.
  */
-export function tokenRoutes(
-  router: Router<RelayState>,
-  store: TokenStore,
-  guards: { writeBudget: BodyCharge; signed: Middleware<RelayState> },
-  registrations: TokenRegistrationLimits,
-): void {
-  mountCharged(router, tokenWrite, guards.writeBudget, guards.signed, async (ctx) => {
-    const body = parseBody(ctx.request.body);
-    await chargeRegistrations(registrations, ctx, body);
-    ctx.state.writing = true;
-    ok(ctx, await store.save(body));
-  });
-}
+export const tokenRegistration: MountedRoute<TokenDeps> = {
+  spec: tokenWrite,
+  handling: (deps) => {
+    const { tokens } = deps.stores;
+    const registrations = tokenRegistrationLimits(deps);
+    return {
+      charge: deps.guards.writeBudget,
+      guards: [deps.guards.signed(tokenWrite.signedAs, storedCounts(tokens))],
+      handler: async (ctx) => {
+        const body = parseBody(ctx.request.body);
+        await chargeRegistrations(registrations, ctx, body);
+        ctx.state.writing = true;
+        ok(ctx, await tokens.save(body));
+      },
+    };
+  },
+};
 
 /**
  * The limits of token registrations: per pair and side an hour (a stranger cannot push a pair's devices out of its
@@ -53,6 +66,17 @@ export function tokenRoutes(
 export interface TokenRegistrationLimits {
   perPairSide: RateLimiterAbstract;
   perAddress: RateLimiterAbstract;
+}
+
+/** The app's token registration limits, shared by POST /v1/token and a sync's keyToken. */
+export function tokenRegistrationLimits({
+  config,
+  limiter,
+}: Pick<TokenDeps, 'config' | 'limiter'>): TokenRegistrationLimits {
+  return {
+    perPairSide: limiter('tokens', config.tokenRegistrationsPerHour, 3600),
+    perAddress: limiter('tokenaddress', config.tokenRegistrationsPerAddressPerDay, 86_400),
+  };
 }
 
 /**
@@ -92,6 +116,6 @@ async function chargeRegistrations(
 }
 
 /** A resent registration is answered with the pair's counts as they are: registering again changes nothing. */
-export function storedCounts(store: TokenStore): StoredAnswer {
+function storedCounts(store: TokenStore): StoredAnswer {
   return async (body) => JSON.stringify(await store.counts(String(body.wkIdentity)));
 }

@@ -1,6 +1,5 @@
-import { actionTypeRule } from '../mailbox/index.js';
+import { actionTypeRule, type ActionStore } from '../mailbox/index.js';
 import { errorFields, type Logger } from '../core/log.js';
-import type { ActionStore } from '../mailbox/index.js';
 import type { ActionRecord } from '../core/types.js';
 import { deliverToRoom, sendOnce } from './deliveries.js';
 import type { RelayServer, RelaySocket } from './types.js';

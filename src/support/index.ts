@@ -1,6 +1,12 @@
-export { deliverSupport, type SupportDeliveryParts } from './delivery.js';
-export { createHelpdesk, HelpdeskError, type Delivered, type HelpdeskTicket } from './helpdesk/index.js';
-export { SUPPORT_QUEUE, type SupportJob } from './jobs.js';
-export { SupportProducer } from './producer.js';
-export { contactRoute, supportRoutes, ticketRoute } from './routes.js';
-export { contactBody, ticketBody } from './schema.js';
+import type { Feature } from '../core/feature.js';
+import { supportForms, type SupportDeps } from './routes.js';
+import { startSupportWorker, type SupportWorkerDeps } from './worker.js';
+
+export { SUPPORT_QUEUE } from './jobs.js';
+
+/** Support forms queued for the helpdesk, and the worker part that delivers them. */
+export const support: Feature<SupportDeps, SupportWorkerDeps> = {
+  name: 'support',
+  routes: supportForms,
+  worker: startSupportWorker,
+};

@@ -1,12 +1,17 @@
-import type Router from '@koa/router';
-import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { SUPPORT_BODY_LIMIT } from '../core/http/body.js';
-import { ok, type RelayContext, type RelayState } from '../core/http/context.js';
-import { mount, type RouteSpec } from '../core/http/route-spec.js';
+import type { Config } from '../core/config/config.js';
+import { ok, type RelayContext } from '../core/http/context.js';
+import type { MountedRoute } from '../core/feature.js';
+import type { RouteSpec } from '../core/http/route-spec.js';
+import type { LimiterFactory } from '../core/limits/limiters.js';
+import type { Logger } from '../core/log.js';
+import type { Keys } from '../core/redis/keys.js';
+import type { RedisClient } from '../core/redis/clients.js';
+import type { WriteAck } from '../core/redis/write-ack.js';
 import { ipBucket } from '../core/http/client-ip.js';
 import { consumeOrReject } from '../core/limits/rate-limit.js';
 import { validator } from '../core/validation/validate.js';
-import type { SupportProducer } from './producer.js';
+import { SupportProducer } from './producer.js';
 import { normalizeText, ticketType, type SupportJob } from './jobs.js';
 import { contactBody, ticketBody } from './schema.js';
 
@@ -49,17 +54,40 @@ export const contactRoute = formRoute('/v1/contact', 'A contact form, queued for
   schema: contactBody,
 });
 
+/** What the forms use of the app: the queue's own fail-fast client, as a job is acknowledged only once Redis has it. */
+export interface SupportDeps {
+  config: Config;
+  log: Logger;
+  redis: { queue: RedisClient };
+  keys: Keys;
+  ack: WriteAck;
+  limiter: LimiterFactory;
+}
+
+/** One producer per app, shared by both forms. */
+const producers = new WeakMap<SupportDeps, SupportProducer>();
+
 /**
  * Both forms become one job each. The submission budget is spent only by valid forms (a typo does not cost
  * the sender one of their daily submissions) that are not repeats of one already queued, and given back when
  * the job could not be queued.
  */
-export function supportRoutes(
-  router: Router<RelayState>,
-  producer: SupportProducer,
-  submissions: RateLimiterAbstract,
-): void {
-  const enqueue = async (ctx: RelayContext, job: SupportJob) => {
+function enqueuer(deps: SupportDeps): (ctx: RelayContext, job: SupportJob) => Promise<void> {
+  const { config } = deps;
+  let producer = producers.get(deps);
+  if (producer === undefined) {
+    producer = new SupportProducer(
+      deps.redis.queue,
+      config.keyPrefix,
+      deps.keys,
+      config.support.delivery,
+      deps.log,
+      deps.ack,
+    );
+    producers.set(deps, producer);
+  }
+  const submissions = deps.limiter('submissions', config.support.submissionsPerDay, 86_400);
+  return async (ctx, job) => {
     const id = await producer.submit(
       job,
       () => consumeOrReject(submissions, ctx, 'submissions from this address'),
@@ -69,25 +97,37 @@ export function supportRoutes(
     ctx.state.log.info('support job queued', { jobId: id, kind: job.kind });
     ok(ctx, { id, status: 'queued' });
   };
-
-  mount(router, ticketRoute, async (ctx) => {
-    const form = parseTicket(ctx.request.body);
-    await enqueue(ctx, {
-      kind: 'ticket',
-      subject: normalizeText(form.subject),
-      description: normalizeText(form.description),
-      type: ticketType(normalizeText(form.type)),
-      email: form.email.toLowerCase(),
-    });
-  });
-
-  mount(router, contactRoute, async (ctx) => {
-    const form = parseContact(ctx.request.body);
-    await enqueue(ctx, {
-      kind: 'contact',
-      name: normalizeText(form.name),
-      email: form.email.toLowerCase(),
-      message: normalizeText(form.message),
-    });
-  });
 }
+
+/** A form's endpoint: its body becomes one job. */
+function form(spec: RouteSpec, toJob: (body: unknown) => SupportJob): MountedRoute<SupportDeps> {
+  return {
+    spec,
+    handling: (deps) => {
+      const enqueue = enqueuer(deps);
+      return { handler: (ctx) => enqueue(ctx, toJob(ctx.request.body)) };
+    },
+  };
+}
+
+export const supportForms: MountedRoute<SupportDeps>[] = [
+  form(ticketRoute, (body) => {
+    const ticket = parseTicket(body);
+    return {
+      kind: 'ticket',
+      subject: normalizeText(ticket.subject),
+      description: normalizeText(ticket.description),
+      type: ticketType(normalizeText(ticket.type)),
+      email: ticket.email.toLowerCase(),
+    };
+  }),
+  form(contactRoute, (body) => {
+    const contact = parseContact(body);
+    return {
+      kind: 'contact',
+      name: normalizeText(contact.name),
+      email: contact.email.toLowerCase(),
+      message: normalizeText(contact.message),
+    };
+  }),
+];

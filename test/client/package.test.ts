@@ -10,6 +10,7 @@ import { startTestApi, type TestApi } from '../helpers/api.js';
 import { redis } from '../helpers/redis.js';
 import { PAIR } from '../helpers/signing.js';
 import { waitFor } from '../helpers/wait.js';
+import { API_ROUTES } from '../../src/features.js';
 
 /**
  * The client as a package (client/package.json) and docs/quickstart.md word for word: the quickstart's commands
@@ -140,7 +141,7 @@ describe('client package and docs/quickstart.md', function () {
         .map((line) => line.trim()),
     ).to.deep.equal(['Apache License', 'Version 2.0, January 2004', 'http://www.apache.org/licenses/']);
     expect(await readFile(join(ROOT, 'client/LICENSE'), 'utf8')).to.equal(licence);
-    expect((buildOpenApi().info as { license: unknown }).license).to.deep.equal({
+    expect((buildOpenApi(API_ROUTES).info as { license: unknown }).license).to.deep.equal({
       name: 'Apache-2.0',
       identifier: 'Apache-2.0',
     });

@@ -7,6 +7,7 @@ import type { ApiProfile } from '../../src/core/config/config.js';
 import { buildAsyncApi } from '../../src/contract/asyncapi.js';
 import { buildOpenApi } from '../../src/contract/document.js';
 import { get, startTestApi } from '../helpers/api.js';
+import { API_ROUTES } from '../../src/features.js';
 
 const text = readFileSync(new URL('../../docs/asyncapi.yaml', import.meta.url), 'utf8');
 
@@ -56,8 +57,8 @@ describe('docs/asyncapi.yaml', () => {
     const doc = parse(text);
     type RecordSchema = { properties: { [name: string]: object } };
     const recordOf = (profile: ApiProfile) =>
-      (buildOpenApi(profile) as { components: { schemas: { ActionRecord: RecordSchema } } }).components
-        .schemas.ActionRecord;
+      (buildOpenApi(API_ROUTES, profile) as { components: { schemas: { ActionRecord: RecordSchema } } })
+        .components.schemas.ActionRecord;
     const { expireAt, ...properties } = doc.components.schemas.ActionRecord.properties;
     expect({ ...doc.components.schemas.ActionRecord, properties }).to.deep.equal(recordOf('standard'));
     expect(expireAt).to.deep.equal({

@@ -7,18 +7,17 @@ import type Router from '@koa/router';
 import { buildApp } from '../../src/app.js';
 import { API_PROFILES } from '../../src/core/config/config.js';
 import { loadConfig } from '../../src/config.js';
-import { buildOpenApi, ROUTES } from '../../src/contract/document.js';
+import { buildOpenApi } from '../../src/contract/document.js';
 import { createLogger } from '../../src/core/log.js';
 import { createRedis } from '../../src/core/redis/clients.js';
-import { keysFor } from '../../src/core/redis/keys.js';
-import { WriteAck } from '../../src/core/redis/write-ack.js';
-import { AuthGate, AuthStore } from '../../src/identity/index.js';
+import { AuthGate } from '../../src/identity/index.js';
 import { nodeCryptoVerifier } from '../../src/identity/signature.js';
-import { ActionStore } from '../../src/mailbox/index.js';
+import { openKeys, openStores } from '../../src/stores.js';
 import { get, post, startTestApi, testEnv, type TestApi } from '../helpers/api.js';
 import { runNode } from '../helpers/child.js';
 import { ContractChecker } from '../helpers/contract.js';
 import { signed } from '../helpers/signing.js';
+import { API_ROUTES } from '../../src/features.js';
 
 /** An answer as the test client sees it: a POST to `target` with the headers every /v1 answer carries. */
 const exchange = (target: string, status: number, body: unknown, headers: Record<string, string> = {}) => ({
@@ -42,7 +41,7 @@ describe('the OpenAPI document', () => {
       const dir = mkdtempSync(join(tmpdir(), 'relay-openapi-'));
       try {
         const file = join(dir, 'openapi.json');
-        writeFileSync(file, JSON.stringify(buildOpenApi(profile)));
+        writeFileSync(file, JSON.stringify(buildOpenApi(API_ROUTES, profile)));
         const run = await runNode(
           ['node_modules/@redocly/cli/bin/cli.js', 'lint', '--extends=recommended', '--format=json', file],
           { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } as Record<
@@ -75,7 +74,7 @@ describe('the OpenAPI document', () => {
         const res = await get(served.url, '/v1/openapi.json');
         expect(res.status).to.equal(200);
         expect(res.headers.get('content-type')).to.equal('application/json; charset=utf-8');
-        expect(res.body).to.deep.equal(buildOpenApi(profile));
+        expect(res.body).to.deep.equal(buildOpenApi(API_ROUTES, profile));
         expect(res.headers.get('x-request-id')).to.be.a('string');
         expect(res.headers.get('ratelimit-limit')).to.equal('100000');
         const result = await new Validator().validate(res.body);
@@ -88,7 +87,7 @@ describe('the OpenAPI document', () => {
   }
 
   it('API_PROFILE=ssp-apps: the 200 of GET /v1/sync/{id} is the bare SyncRecord, that of POST /v1/sync the envelope, as the relay answers', async () => {
-    const doc = buildOpenApi('ssp-apps') as { paths: Record<string, Record<string, any>> }; // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON
+    const doc = buildOpenApi(API_ROUTES, 'ssp-apps') as { paths: Record<string, Record<string, any>> }; // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON
     const ok = (method: string) =>
       doc.paths[method === 'get' ? '/v1/sync/{id}' : '/v1/sync']![method].responses['200'].content[
         'application/json'
@@ -117,7 +116,7 @@ describe('the OpenAPI document', () => {
 
   it('describes GET /v1/openapi.json and GET /v1/asyncapi.json as their documents, not enveloped, under both profiles', () => {
     for (const profile of API_PROFILES) {
-      const doc = buildOpenApi(profile) as { paths: Record<string, Record<string, any>> }; // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON
+      const doc = buildOpenApi(API_ROUTES, profile) as { paths: Record<string, Record<string, any>> }; // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON
       const ok = (path: string) => doc.paths[path]!.get.responses['200'].content['application/json'].schema;
       expect(ok('/v1/openapi.json'), profile).to.deep.equal({ $ref: '#/components/schemas/OpenApiDocument' });
       expect(ok('/v1/asyncapi.json'), profile).to.deep.equal({
@@ -127,7 +126,7 @@ describe('the OpenAPI document', () => {
   });
 
   it('describes every endpoint with its body, parameters, success and each error status', () => {
-    const doc = buildOpenApi() as { paths: Record<string, Record<string, any>> }; // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON
+    const doc = buildOpenApi(API_ROUTES) as { paths: Record<string, Record<string, any>> }; // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON
     const action = doc.paths['/v1/action']!.post;
     expect(action.requestBody.content['application/json'].schema).to.deep.equal({
       $ref: '#/components/schemas/ActionRequest',
@@ -163,26 +162,25 @@ describe('the OpenAPI document', () => {
     const tokenInfo = doc.paths['/v1/tokeninfo/{network}/{address}']!.get;
     expect(tokenInfo.parameters.map((p: { name: string }) => p.name)).to.deep.equal(['network', 'address']);
     expect(tokenInfo.parameters[1].schema).to.deep.equal({ type: 'string', pattern: '^0x[0-9a-fA-F]{40}$' });
-    expect(Object.keys(doc.paths).sort()).to.deep.equal([...new Set(ROUTES.map((o) => o.path))].sort());
+    expect(Object.keys(doc.paths).sort()).to.deep.equal([...new Set(API_ROUTES.map((o) => o.path))].sort());
   });
 
   it('has a row for every route the relay mounts (the layers of the built router), with the same method', async () => {
     const config = loadConfig(testEnv());
     const redis = createRedis(config.redis.topology, 'store');
-    const keys = keysFor(config.keyPrefix);
-    const ack = WriteAck.open(config.redis, keys);
+    const { keys, ack } = openKeys(config);
+    const stores = openStores(config, { store: redis, actions: redis }, keys, ack);
     try {
       const app = buildApp({
         config,
         log: createLogger('error', {}, () => {}),
-        redis,
-        limiterRedis: redis,
-        queueRedis: redis,
+        redis: { store: redis, actions: redis, limiter: redis, queue: redis },
+        keys,
         ack,
+        stores,
         readiness: { draining: () => false, redisAnswers: async () => true },
-        actionStore: new ActionStore(redis, keys, config.action.ttlSeconds, ack),
         actionEvents: { stored: () => {} },
-        authGate: new AuthGate(config.auth, new AuthStore(redis, keys, ack), nodeCryptoVerifier),
+        authGate: new AuthGate(config.auth, stores.auth, nodeCryptoVerifier),
       });
       const router = app.middleware
         .map((middleware) => (middleware as { router?: Router }).router)
@@ -193,7 +191,7 @@ describe('the OpenAPI document', () => {
           .filter((method) => method !== 'HEAD')
           .map((method) => `${method.toLowerCase()} ${String(layer.path).replace(/:(\w+)/g, '{$1}')}`),
       );
-      expect(mounted.sort()).to.deep.equal(ROUTES.map((o) => `${o.method} ${o.path}`).sort());
+      expect(mounted.sort()).to.deep.equal(API_ROUTES.map((o) => `${o.method} ${o.path}`).sort());
     } finally {
       redis.disconnect();
       await ack.close();
@@ -201,7 +199,7 @@ describe('the OpenAPI document', () => {
   });
 
   it("the relay's own ajv keywords become words other tools read", () => {
-    const text = JSON.stringify(buildOpenApi());
+    const text = JSON.stringify(buildOpenApi(API_ROUTES));
     expect(text).not.to.include('jsonObjectString');
     expect(text).not.to.include('queryValue');
     expect(text).to.include('must be a JSON object encoded as a string');

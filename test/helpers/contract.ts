@@ -4,6 +4,7 @@ import addFormatsModule from 'ajv-formats';
 import type { ApiProfile } from '../../src/core/config/config.js';
 import { STATUS, type ErrorCode } from '../../src/core/errors.js';
 import { buildOpenApi } from '../../src/contract/document.js';
+import { API_ROUTES } from '../../src/features.js';
 
 // ajv-formats is CommonJS; under nodenext its default export is the module object.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -55,7 +56,7 @@ export class ContractChecker {
   private readonly validators = new Map<string, ValidateFunction>();
   private readonly headerComponents: Record<string, Header>;
 
-  constructor(document: Record<string, unknown> = buildOpenApi()) {
+  constructor(document: Record<string, unknown> = buildOpenApi(API_ROUTES)) {
     addFormats(this.ajv);
     this.ajv.addSchema(document, DOCUMENT_ID);
     const { paths, components } = document as {
@@ -184,7 +185,7 @@ export function checkContract(base: string, exchange: Exchange): void {
   const profile = profiles.get(base) ?? 'standard';
   let checker = checkers.get(profile);
   if (!checker) {
-    checker = new ContractChecker(buildOpenApi(profile));
+    checker = new ContractChecker(buildOpenApi(API_ROUTES, profile));
     checkers.set(profile, checker);
   }
   checker.check(exchange);

@@ -6,7 +6,7 @@ import { createLogger } from '../../src/core/log.js';
 import { createRedis, type RedisClient } from '../../src/core/redis/clients.js';
 import { keysFor } from '../../src/core/redis/keys.js';
 import { MarketStore } from '../../src/market/store.js';
-import { refreshJobs } from '../../src/market/index.js';
+import { refreshJobs } from '../../src/market/refresh.js';
 import { errorBody, get, startTestApi, testEnv, type TestApi } from '../helpers/api.js';
 import type { FakeReply } from '../helpers/fake-upstream.js';
 import { FIAT, MarketFakes } from '../helpers/market-fakes.js';

@@ -2,7 +2,10 @@ import { expect } from 'chai';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/core/log.js';
 import type { RoleHandle } from '../../src/core/role.js';
-import { startRefresh } from '../../worker/refresh.js';
+import { createRedis } from '../../src/core/redis/clients.js';
+import { keysFor } from '../../src/core/redis/keys.js';
+import { MarketStore } from '../../src/market/index.js';
+import { startRefresh } from '../../src/market/worker.js';
 import { get, startTestApi, testEnv } from '../helpers/api.js';
 import { MarketFakes } from '../helpers/market-fakes.js';
 import { redis, testRedis } from '../helpers/redis.js';
@@ -22,7 +25,16 @@ describe('market refresh job schedulers (BullMQ)', function () {
   const env = () => testEnv({ ...fakes.env(), RATES_REFRESH_SECONDS: '1', FEES_REFRESH_SECONDS: '1' });
   const workers: RoleHandle[] = [];
   const start = async () => {
-    const worker = await startRefresh(loadConfig(env()), createLogger('error'));
+    const config = loadConfig(env());
+    const store = createRedis(config.redis.topology, 'store');
+    const market = new MarketStore(store, keysFor(config.keyPrefix));
+    const refresh = await startRefresh({ config, log: createLogger('error'), stores: { market } });
+    const worker = {
+      async stop() {
+        await refresh.stop();
+        store.disconnect();
+      },
+    };
     workers.push(worker);
     return worker;
   };

@@ -1,8 +1,7 @@
 import { expect } from 'chai';
 import { queueKey } from '../../src/core/queue/prefix.js';
-import { pushJobId } from '../../src/push/jobs.js';
+import { PUSH_QUEUE, pushJobId } from '../../src/push/jobs.js';
 import { SUPPORT_QUEUE } from '../../src/support/jobs.js';
-import { PUSH_QUEUE } from '../../src/push/jobs.js';
 import { post, startTestApi, type TestApi } from '../helpers/api.js';
 import { FakeFcm } from '../helpers/fake-fcm.js';
 import { FakeUpstream } from '../helpers/fake-upstream.js';

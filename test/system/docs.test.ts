@@ -2,11 +2,11 @@ import { execFile, execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { ROUTES } from '../../src/contract/document.js';
 import { keysFor } from '../../src/core/redis/keys.js';
 import { k8sDocuments, type Manifest } from '../helpers/manifests.js';
 import { anchors, shellBlocks } from '../helpers/markdown.js';
 import { redis, testRedis } from '../helpers/redis.js';
+import { API_ROUTES } from '../../src/features.js';
 
 /** The repository stands alone: its docs are the contract, and every link into them lands on a heading. */
 
@@ -83,7 +83,9 @@ describe('the repository stands alone', () => {
 
   it('every endpoint of the OpenAPI document names the docs/api.md section that explains it', () => {
     const headings = anchors(read('docs/api.md'));
-    expect(ROUTES.filter((operation) => !headings.has(operation.doc)).map((o) => o.path)).to.deep.equal([]);
+    expect(API_ROUTES.filter((operation) => !headings.has(operation.doc)).map((o) => o.path)).to.deep.equal(
+      [],
+    );
   });
 
   it('docs/api.md lists every body limit the routes use', () => {
@@ -96,7 +98,7 @@ describe('the repository stands alone', () => {
     const readme = read('README.md');
     const table = readme.slice(readme.indexOf('\n## API\n'), readme.indexOf('\n## Configuration\n'));
     const rows = table.split('\n').filter((line) => line.startsWith('| GET') || line.startsWith('| POST'));
-    const missing = ROUTES.filter(
+    const missing = API_ROUTES.filter(
       (route) =>
         !rows.some(
           (row) => row.startsWith(`| ${route.method.toUpperCase()} `) && row.includes(`\`${route.path}\``),

@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { parse, parseAllDocuments } from 'yaml';
 import { buildOpenApi } from '../../src/contract/document.js';
 import { checkoutCommitOf, RELAY_VERSION } from '../../src/core/version.js';
+import { API_ROUTES } from '../../src/features.js';
 
 /**
  * The version (docs/operations.md, "Versions and releases"): main carries the next one as `X.Y.Z-dev`, every
@@ -45,8 +46,8 @@ describe('versions', () => {
       'package-lock.json packages[""]': lock.packages[''].version,
       'k8s/kustomization.yaml newTag': image.newTag,
       'docs/asyncapi.yaml info.version': parse(read('docs/asyncapi.yaml')).info.version,
-      '/v1/openapi.json info.version': (buildOpenApi('standard') as { info: { version: string } }).info
-        .version,
+      '/v1/openapi.json info.version': (buildOpenApi(API_ROUTES, 'standard') as { info: { version: string } })
+        .info.version,
       relay_build_info: RELAY_VERSION,
       // The client package, released with the relay under the same number.
       'client/package.json': JSON.parse(read('client/package.json')).version,

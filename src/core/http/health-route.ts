@@ -1,6 +1,6 @@
-import type Router from '@koa/router';
-import { ok, type RelayState } from './context.js';
-import { mount, type RouteSpec } from './route-spec.js';
+import { ok } from './context.js';
+import type { RouteSpec } from './route-spec.js';
+import type { Feature } from '../feature.js';
 import { unavailable } from '../errors.js';
 
 export interface Readiness {
@@ -27,12 +27,19 @@ export const readinessRead = {
 } satisfies RouteSpec;
 
 /** Outside /v1 and not rate limited: liveness never looks at Redis; readiness does. */
-export function healthRoutes(router: Router<RelayState>, readiness: Readiness): void {
-  mount(router, livenessRead, (ctx) => ok(ctx, { status: 'ok' }));
-
-  mount(router, readinessRead, async (ctx) => {
-    if (readiness.draining()) throw unavailable('This instance is shutting down.', 1);
-    if (!(await readiness.redisAnswers())) throw unavailable('Redis does not answer.', 1);
-    ok(ctx, { status: 'ready' });
-  });
-}
+export const health: Feature<{ readiness: Readiness }> = {
+  name: 'health',
+  routes: [
+    { spec: livenessRead, handling: () => ({ handler: (ctx) => ok(ctx, { status: 'ok' }) }) },
+    {
+      spec: readinessRead,
+      handling: ({ readiness }) => ({
+        handler: async (ctx) => {
+          if (readiness.draining()) throw unavailable('This instance is shutting down.', 1);
+          if (!(await readiness.redisAnswers())) throw unavailable('Redis does not answer.', 1);
+          ok(ctx, { status: 'ready' });
+        },
+      }),
+    },
+  ],
+};

@@ -51,23 +51,17 @@ export function koaPath(spec: RouteSpec<string>): string {
   return spec.path.replace(/\{(\w+)\}/g, ':$1');
 }
 
-/** Mounts `spec`: its JSON body first (unless the handler reads it), then `middleware` in order. */
-export function mount(
-  router: Router<RelayState>,
-  spec: RouteSpec<string>,
-  ...middleware: RouterMiddleware<RelayState>[]
-): void {
-  mountCharged(router, spec, undefined, ...middleware);
+/** What an endpoint runs: its body's size charged to `charge` whether or not it is refused, `guards` in order, `handler`. */
+export interface Handling {
+  charge?: BodyCharge;
+  guards?: RouterMiddleware<RelayState>[];
+  handler: RouterMiddleware<RelayState>;
 }
 
-/** As `mount`, with the body's size charged to `charge` whether or not it is refused. */
-export function mountCharged(
-  router: Router<RelayState>,
-  spec: RouteSpec<string>,
-  charge: BodyCharge | undefined,
-  ...middleware: RouterMiddleware<RelayState>[]
-): void {
+/** Mounts `spec`: its JSON body first (unless the handler reads it), then its guards and handler. */
+export function mount(router: Router<RelayState>, spec: RouteSpec<string>, handling: Handling): void {
   const body = spec.body?.readByHandler ? undefined : spec.body;
-  const chain = body ? [jsonBody(body.limitBytes, charge), ...middleware] : middleware;
+  const middleware = [...(handling.guards ?? []), handling.handler];
+  const chain = body ? [jsonBody(body.limitBytes, handling.charge), ...middleware] : middleware;
   router[spec.method](koaPath(spec), ...chain);
 }

@@ -1,4 +1,4 @@
-import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { RedisClient } from '../redis/clients.js';
 
 /**
@@ -23,3 +23,6 @@ export function sharedLimiter(
     insuranceLimiter: insurance,
   });
 }
+
+/** The app's limiters by name, each built once: `points` a client may spend in `seconds`. */
+export type LimiterFactory = (name: string, points: number, seconds: number) => RateLimiterAbstract;

@@ -9,7 +9,7 @@ import { PUSH_QUEUE } from '../../../src/push/jobs.js';
 import { queuePrefix } from '../../../src/core/queue/prefix.js';
 import { createRedis } from '../../../src/core/redis/clients.js';
 import { keysFor } from '../../../src/core/redis/keys.js';
-import { PushIntake } from '../../../src/push/index.js';
+import { PushIntake } from '../../../src/push/intake.js';
 import { get, post, startTestApi, testEnv, type TestApi } from '../../helpers/api.js';
 import { parsePrometheus, valueOf } from '../../helpers/prometheus.js';
 import { redis, testRedis, testTopology } from '../../helpers/redis.js';

@@ -1,18 +1,14 @@
 import { Queue, Worker, type Job } from 'bullmq';
-import type { Config } from '../src/core/config/config.js';
-import type { Logger } from '../src/core/log.js';
-import { logBullErrors } from '../src/core/queue/bull-errors.js';
-import { queuePrefix } from '../src/core/queue/prefix.js';
-import {
-  createHelpdesk,
-  deliverSupport,
-  SUPPORT_QUEUE,
-  type Delivered,
-  type SupportJob,
-} from '../src/support/index.js';
-import { createRedis } from '../src/core/redis/clients.js';
-import type { RoleHandle } from '../src/core/role.js';
-import { deliveryProcessor, runQueueWorker } from './bullmq.js';
+import type { Config } from '../core/config/config.js';
+import type { Logger } from '../core/log.js';
+import { logBullErrors } from '../core/queue/bull-errors.js';
+import { queuePrefix } from '../core/queue/prefix.js';
+import { deliveryProcessor, runQueueWorker } from '../core/queue/worker.js';
+import { createRedis } from '../core/redis/clients.js';
+import type { RoleHandle } from '../core/role.js';
+import { deliverSupport } from './delivery.js';
+import { createHelpdesk, type Delivered } from './helpdesk/index.js';
+import { SUPPORT_QUEUE, type SupportJob } from './jobs.js';
 
 /** Helpdesk calls wait on the network, not the CPU: a few at a time keep a burst of forms moving. */
 const CONCURRENCY = 4;
@@ -22,8 +18,13 @@ const CONCURRENCY = 4;
  */
 const LIMITER = { max: 10, duration: 1000 };
 
+export interface SupportWorkerDeps {
+  config: Config;
+  log: Logger;
+}
+
 /** The support queue's worker over deliverSupport. */
-export async function startSupportWorker(config: Config, log: Logger): Promise<RoleHandle> {
+export async function startSupportWorker({ config, log }: SupportWorkerDeps): Promise<RoleHandle> {
   const { delivery } = config.support;
   const helpdesk = createHelpdesk(config.support, log);
   const redis = createRedis(config.redis.topology, 'worker');

@@ -1,18 +1,24 @@
 import { Queue, Worker } from 'bullmq';
-import type { Config } from '../src/core/config/config.js';
-import { errorFields, type Logger } from '../src/core/log.js';
-import { instrumentWorker, watchQueueDepth } from '../src/core/metrics.js';
-import { logBullErrors } from '../src/core/queue/bull-errors.js';
-import { queuePrefix } from '../src/core/queue/prefix.js';
-import { createRedis, isRedisUnavailable } from '../src/core/redis/clients.js';
-import { settlesWithin, type RoleHandle } from '../src/core/role.js';
-import { keysFor } from '../src/core/redis/keys.js';
-import { MarketStore, refreshJobs, type RefreshName } from '../src/market/index.js';
+import type { Config } from '../core/config/config.js';
+import { errorFields, type Logger } from '../core/log.js';
+import { instrumentWorker, watchQueueDepth } from '../core/metrics.js';
+import { logBullErrors } from '../core/queue/bull-errors.js';
+import { queuePrefix } from '../core/queue/prefix.js';
+import { createRedis, isRedisUnavailable } from '../core/redis/clients.js';
+import { settlesWithin, type RoleHandle } from '../core/role.js';
+import { refreshJobs, type RefreshName } from './refresh.js';
+import type { MarketStore } from './store.js';
 
 export const REFRESH_QUEUE = 'refresh';
 
 /** How often, at most, the worker checks that Redis still holds its job schedulers. */
 const SCHEDULER_CHECK_MAX_MS = 60_000;
+
+export interface RefreshDeps {
+  config: Config;
+  log: Logger;
+  stores: { market: MarketStore };
+}
 
 /**
  * Job schedulers for the market refreshes. Every worker declares them (upsert is idempotent) and BullMQ runs
@@ -20,16 +26,15 @@ const SCHEDULER_CHECK_MAX_MS = 60_000;
  * a restart without persistence) and nothing would run again: each worker checks that they exist after every
  * (re)connect and every shortest period, and re-creates what is missing.
  */
-export async function startRefresh(config: Config, log: Logger): Promise<RoleHandle> {
+export async function startRefresh({ config, log, stores }: RefreshDeps): Promise<RoleHandle> {
   // Nothing is declared either, so a laptop without internet starts quietly; the API says why rates are missing.
   if (!config.market.refresh) {
     log.info('market refresh off (MARKET_REFRESH=off): no rates or fees are fetched');
     return { stop: async () => {} };
   }
-  const storeRedis = createRedis(config.redis.topology, 'store');
   const producer = createRedis(config.redis.topology, 'queue');
   const consumer = createRedis(config.redis.topology, 'worker');
-  const jobs = refreshJobs(config, log, new MarketStore(storeRedis, keysFor(config.keyPrefix)));
+  const jobs = refreshJobs(config, log, stores.market);
 
   const prefix = queuePrefix(config.keyPrefix, REFRESH_QUEUE);
   const queue = new Queue(REFRESH_QUEUE, { connection: producer, prefix, skipVersionCheck: true });
@@ -94,7 +99,7 @@ export async function startRefresh(config: Config, log: Logger): Promise<RoleHan
         return;
       }
       await settlesWithin(queue.close(), 1000);
-      for (const client of [storeRedis, producer, consumer]) client.disconnect();
+      for (const client of [producer, consumer]) client.disconnect();
     },
   };
 }

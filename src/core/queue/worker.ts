@@ -1,10 +1,10 @@
 import { UnrecoverableError, WaitingError, Worker, type Job, type Queue } from 'bullmq';
-import { errorFields, type LogFields, type Logger } from '../src/core/log.js';
-import type { DeliveryAttempt } from '../src/core/queue/attempt.js';
-import { logBullErrors } from '../src/core/queue/bull-errors.js';
-import { instrumentWorker, watchQueueDepth } from '../src/core/metrics.js';
-import type { RedisClient } from '../src/core/redis/clients.js';
-import { RELEASE_MS, settlesWithin, type RoleHandle } from '../src/core/role.js';
+import { errorFields, type LogFields, type Logger } from '../log.js';
+import type { DeliveryAttempt } from './attempt.js';
+import { logBullErrors } from './bull-errors.js';
+import { instrumentWorker, watchQueueDepth } from '../metrics.js';
+import type { RedisClient } from '../redis/clients.js';
+import { RELEASE_MS, settlesWithin, type RoleHandle } from '../role.js';
 
 const SHUTDOWN = 'worker shutting down';
 

@@ -1,24 +1,27 @@
 import { Queue, Worker, type Job } from 'bullmq';
-import type { RelayConfig as Config } from '../src/config.js';
-import type { Logger } from '../src/core/log.js';
-import { logBullErrors } from '../src/core/queue/bull-errors.js';
-import { queuePrefix } from '../src/core/queue/prefix.js';
-import {
-  deliverPush,
-  PUSH_BACKOFF,
-  PUSH_QUEUE,
-  pushBackoff,
-  pushJobOptions,
-  type PushJob,
-} from '../src/push/index.js';
-import { createRedis } from '../src/core/redis/clients.js';
-import type { RoleHandle } from '../src/core/role.js';
-import { ActionStore } from '../src/mailbox/index.js';
-import { keysFor } from '../src/core/redis/keys.js';
-import { createPushSender, PushIntake, PushThrottle } from '../src/push/index.js';
-import { TokenStore } from '../src/push/index.js';
-import { WriteAck } from '../src/core/redis/write-ack.js';
-import { deliveryProcessor, runQueueWorker } from './bullmq.js';
+import type { Config } from '../core/config/config.js';
+import type { Logger } from '../core/log.js';
+import { logBullErrors } from '../core/queue/bull-errors.js';
+import { queuePrefix } from '../core/queue/prefix.js';
+import { deliveryProcessor, runQueueWorker } from '../core/queue/worker.js';
+import { createRedis, type RedisClient } from '../core/redis/clients.js';
+import type { Keys } from '../core/redis/keys.js';
+import type { RoleHandle } from '../core/role.js';
+import { createPushSender, type PushSettings } from './fcm/index.js';
+import { deliverPush, pushBackoff, type PushDeliveryParts } from './delivery.js';
+import { PushIntake } from './intake.js';
+import { PUSH_BACKOFF, PUSH_QUEUE, pushJobOptions, type PushJob } from './jobs.js';
+import { PushThrottle } from './throttle.js';
+import type { TokenStore } from './token-store.js';
+
+/** What the push worker uses of the worker role: its store client, key names and the stores it reads. */
+export interface PushWorkerDeps {
+  config: Omit<Config, 'push'> & { push: PushSettings };
+  log: Logger;
+  redis: RedisClient;
+  keys: Keys;
+  stores: { actions: PushDeliveryParts['actions']; tokens: TokenStore };
+}
 
 /** Pushes wait on the network, not the CPU: several jobs at a time keep a burst of actions moving. */
 const CONCURRENCY = 8;
@@ -29,14 +32,11 @@ const CONCURRENCY = 8;
 const LIMITER = { max: 500, duration: 1000 };
 
 /** The push queue's worker over deliverPush, and the intake that fills the queue. */
-export async function startPushWorker(config: Config, log: Logger): Promise<RoleHandle> {
+export async function startPushWorker(deps: PushWorkerDeps): Promise<RoleHandle> {
+  const { config, log, keys, stores } = deps;
+  const { actions, tokens } = stores;
   const sender = createPushSender(config.push);
-  const keys = keysFor(config.keyPrefix);
-  const storeRedis = createRedis(config.redis.topology, 'store');
-  const ack = WriteAck.open(config.redis, keys);
-  const actions = new ActionStore(storeRedis, keys, config.action.ttlSeconds, ack);
-  const tokens = new TokenStore(storeRedis, keys, ack);
-  const throttle = new PushThrottle(storeRedis, keys, config.pushPerPairPerMinute, config.action.ttlSeconds);
+  const throttle = new PushThrottle(deps.redis, keys, config.pushPerPairPerMinute, config.action.ttlSeconds);
   const redis = createRedis(config.redis.topology, 'worker');
   const prefix = queuePrefix(config.keyPrefix, PUSH_QUEUE);
   // For the queue-depth metric, rateLimit() and the intake's jobs.
@@ -70,7 +70,7 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
       worker,
       queue,
       describe: (job) => ({ action: job.data.action }),
-      connections: [storeRedis, redis],
+      connections: [redis],
       graceMs: config.shutdownTimeoutMs,
     },
     log,
@@ -79,7 +79,6 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
     async stop() {
       await intake.stop();
       await jobs.stop();
-      await ack.close();
     },
   };
 }

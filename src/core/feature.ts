@@ -1,0 +1,29 @@
+import type { Middleware } from 'koa';
+import type { BodyCharge } from './http/body.js';
+import type { RelayState } from './http/context.js';
+import type { Handling, RouteSpec } from './http/route-spec.js';
+import type { RoleHandle } from './role.js';
+import type { SignedRoute } from './signed-routes.js';
+import type { StoredAnswer } from './types.js';
+
+/** One endpoint: its declaration, mounted and documented from it, and what it runs, built from the app's `Deps`. */
+export interface MountedRoute<Deps> {
+  spec: RouteSpec<SignedRoute>;
+  handling(deps: Deps): Handling;
+}
+
+/**
+ * A feature's one face to the composition: its endpoints in the document's order, its part of the worker role.
+ * `ApiDeps` and `WorkerDeps` are what the composition hands it; each feature names the part it reads.
+ */
+export interface Feature<ApiDeps, WorkerDeps = never> {
+  name: string;
+  routes?: readonly MountedRoute<ApiDeps>[];
+  worker?(deps: WorkerDeps): Promise<RoleHandle>;
+}
+
+/** The guards of a write: its body charged to the client's byte budget, its identity signature checked. */
+export interface WriteGuards {
+  writeBudget: BodyCharge;
+  signed(route: SignedRoute, stored: StoredAnswer): Middleware<RelayState>;
+}
