@@ -213,7 +213,7 @@ describe('the relay as a process: start-up, shutdown and its logs', function () 
 
   it('a private redis-server does not outlive its process, even one killed with SIGKILL; its directory goes too', async () => {
     const script = `
-      import { startPrivateRedis } from '../src/core/redis/server.ts';
+      import { startPrivateRedis } from './src/core/redis/server.ts';
       const redis = await startPrivateRedis();
       process.stdout.write(JSON.stringify({ port: redis.port, dir: redis.dir }) + '\\n');
       setInterval(() => {}, 1000);
