@@ -2,7 +2,7 @@ import Koa from 'koa';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import type { AuthGate } from './identity/index.js';
 import type { SignedRoute } from './core/signed-routes.js';
-import type { Config } from './core/config/config.js';
+import type { Config } from './config.js';
 import { signedBody } from './identity/index.js';
 import { successAnswers, type RelayState } from './core/http/context.js';
 import { corsPolicy } from './core/http/cors.js';
@@ -91,14 +91,14 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
       deps.limiterRedis,
       config.keyPrefix,
       'tokens',
-      config.tokenRegistrationsPerHour,
+      config.push.registrations.perHour,
       3600,
     ),
     perAddress: sharedLimiter(
       deps.limiterRedis,
       config.keyPrefix,
       'tokenaddress',
-      config.tokenRegistrationsPerAddressPerDay,
+      config.push.registrations.perAddressPerDay,
       86_400,
     ),
   };
@@ -136,7 +136,7 @@ export function buildApp(deps: ApiDeps): Koa<RelayState> {
     ),
   );
   noncesRoutes(router);
-  servicesRoutes(router, config.services);
+  servicesRoutes(router, config.market.services);
   contractRoutes(router, { openApi: buildOpenApi(config.apiProfile), asyncApi: buildAsyncApi() });
   const marketStore = new MarketStore(redis, keys);
   const upstream = new Upstream(config.market.upstreamTimeoutMs);

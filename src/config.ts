@@ -1,28 +1,71 @@
-import { readConfig, runs, type Config, type Source } from './core/config/config.js';
-import { VARIABLES } from './core/config/variables.js';
-import { checkUnsignedActions, readActionTypesExtra, type ExtraActionType } from './mailbox/index.js';
-import { readServiceAccount, type PushSettings } from './push/index.js';
+import { coreConfig, readValues, runs, type CoreConfig, type Source } from './core/config/config.js';
+import { CORE_VARIABLES, type ValuesOf } from './core/config/variables.js';
+import * as identity from './identity/index.js';
+import * as mailbox from './mailbox/index.js';
+import * as market from './market/index.js';
+import * as pairing from './pairing/index.js';
+import * as partners from './partners/index.js';
+import * as push from './push/index.js';
+import * as realtime from './realtime/index.js';
+import * as support from './support/index.js';
 
-/** The core configuration and what features read themselves: the operator's action types, the FCM key. */
-export type RelayConfig = Omit<Config, 'push'> & {
-  push: PushSettings;
+/** The features that declare variables, in the order of the README's configuration table (after the kernel's). */
+const FEATURE_CONFIGS = [pairing, mailbox, realtime, identity, push, market, support, partners] as const;
+
+type FeatureConfig = (typeof FEATURE_CONFIGS)[number];
+type Intersection<U> = (U extends unknown ? (part: U) => void : never) extends (all: infer I) => void
+  ? I
+  : never;
+
+const TABLES = [CORE_VARIABLES, ...FEATURE_CONFIGS.map((feature) => feature.variables)];
+
+/** Every variable the relay reads: the kernel's, then each feature's (`npm run docs:config` renders them). */
+export const VARIABLES = Object.assign({}, ...TABLES) as typeof CORE_VARIABLES &
+  Intersection<FeatureConfig['variables']>;
+
+const twice = TABLES.flatMap(Object.keys).find((name, index, names) => names.indexOf(name) !== index);
+if (twice !== undefined) throw new Error(`${twice} is declared by two features`);
+
+export type Values = ValuesOf<typeof VARIABLES>;
+
+/** The kernel's configuration, and each feature's group beside it. */
+export type ReadConfig = CoreConfig & Intersection<ReturnType<FeatureConfig['settings']>>;
+
+/** The relay's configuration: what the variables shape, and what features read themselves (the FCM key). */
+export type Config = Omit<ReadConfig, 'push'> & {
+  push: push.PushSettings;
   /** Operator rows merged into the action-type table at start-up (ACTION_TYPES_EXTRA). */
-  actionTypesExtra: ExtraActionType[];
+  actionTypesExtra: mailbox.ExtraActionType[];
 };
+
+/** The configuration read from `source` (the environment, over CONFIG_FILE), and the values behind it. */
+export function readConfig(source: Source): { config: ReadConfig; values: Values } {
+  const { values, set } = readValues(source, VARIABLES);
+  const config = Object.assign(
+    coreConfig(values, set),
+    ...FEATURE_CONFIGS.map((feature) => feature.settings(values)),
+  ) as ReadConfig;
+  return { config, values };
+}
+
+/** Every variable the loader understands, for drift checks of manifests against the code. */
+export function knownEnvVars(): string[] {
+  return Object.keys(VARIABLES).sort();
+}
 
 /**
  * Credentials of a third party (FCM, a helpdesk) are needed only where jobs are delivered: a role that delivers
  * refuses to start without them (every job would fail); API pods only queue, so they need none and hold none.
  */
-export function loadConfig(source: Source = process.env): RelayConfig {
+export function loadConfig(source: Source = process.env): Config {
   const { config, values } = readConfig(source);
-  const actionTypesExtra = readActionTypesExtra(values.ACTION_TYPES_EXTRA);
-  checkUnsignedActions(config.auth.unsignedActions, actionTypesExtra);
+  const actionTypesExtra = mailbox.readActionTypesExtra(values.ACTION_TYPES_EXTRA);
+  mailbox.checkUnsignedActions(config.auth.unsignedActions, actionTypesExtra);
   const file = values.FCM_SERVICE_ACCOUNT_FILE;
   const sends = config.push.provider === 'fcm' && runs(config.role, VARIABLES.FCM_SERVICE_ACCOUNT_FILE.roles);
   return {
     ...config,
-    push: { ...config.push, serviceAccount: sends ? readServiceAccount(file!) : undefined },
+    push: { ...config.push, serviceAccount: sends ? push.readServiceAccount(file!) : undefined },
     actionTypesExtra,
   };
 }

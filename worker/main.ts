@@ -1,5 +1,5 @@
 import { addActionTypes } from '../src/mailbox/index.js';
-import type { RelayConfig as Config } from '../src/config.js';
+import type { Config } from '../src/config.js';
 import type { Logger } from '../src/core/log.js';
 import type { RoleHandle } from '../src/core/role.js';
 import { startPushWorker } from './push.js';

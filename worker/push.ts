@@ -1,5 +1,5 @@
 import { Queue, Worker, type Job } from 'bullmq';
-import type { RelayConfig as Config } from '../src/config.js';
+import type { Config } from '../src/config.js';
 import type { Logger } from '../src/core/log.js';
 import { logBullErrors } from '../src/core/queue/bull-errors.js';
 import { queuePrefix } from '../src/core/queue/prefix.js';
@@ -36,7 +36,7 @@ export async function startPushWorker(config: Config, log: Logger): Promise<Role
   const ack = WriteAck.open(config.redis, keys);
   const actions = new ActionStore(storeRedis, keys, config.action.ttlSeconds, ack);
   const tokens = new TokenStore(storeRedis, keys, ack);
-  const throttle = new PushThrottle(storeRedis, keys, config.pushPerPairPerMinute, config.action.ttlSeconds);
+  const throttle = new PushThrottle(storeRedis, keys, config.push.perPairPerMinute, config.action.ttlSeconds);
   const redis = createRedis(config.redis.topology, 'worker');
   const prefix = queuePrefix(config.keyPrefix, PUSH_QUEUE);
   // For the queue-depth metric, rateLimit() and the intake's jobs.

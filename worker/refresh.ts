@@ -1,5 +1,5 @@
 import { Queue, Worker } from 'bullmq';
-import type { Config } from '../src/core/config/config.js';
+import type { Config } from '../src/config.js';
 import { errorFields, type Logger } from '../src/core/log.js';
 import { instrumentWorker, watchQueueDepth } from '../src/core/metrics.js';
 import { logBullErrors } from '../src/core/queue/bull-errors.js';

@@ -1,5 +1,5 @@
 import { Queue, Worker, type Job } from 'bullmq';
-import type { Config } from '../src/core/config/config.js';
+import type { Config } from '../src/config.js';
 import type { Logger } from '../src/core/log.js';
 import { logBullErrors } from '../src/core/queue/bull-errors.js';
 import { queuePrefix } from '../src/core/queue/prefix.js';

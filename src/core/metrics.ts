@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { JobType, Queue, Worker } from 'bullmq';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Config } from './config/config.js';
+import type { CoreConfig } from './config/config.js';
 import { listen } from './http/listen.js';
 import { errorFields, type Logger } from './log.js';
 import type { RoleHandle } from './role.js';
@@ -368,7 +368,7 @@ async function answer(req: IncomingMessage, res: ServerResponse, log: Logger): P
  * `GET /metrics` (Prometheus text format) and `GET /healthz` on their own port, so scrapes never pass through
  * the public load balancer or count against the rate limit. Returns undefined when METRICS_PORT is 0.
  */
-export async function startMetricsServer(config: Config, log: Logger): Promise<MetricsHandle | undefined> {
+export async function startMetricsServer(config: CoreConfig, log: Logger): Promise<MetricsHandle | undefined> {
   if (config.metricsPort === 0) return undefined;
   buildInfo.reset();
   buildInfo.set({ version: RELAY_VERSION, commit: config.commit }, 1);

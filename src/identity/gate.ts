@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { actionTypeRule, unsignedGuard } from '../mailbox/index.js';
 import { SIDES, type Side } from '../core/sides.js';
-import type { AuthConfig } from '../core/config/config.js';
+import type { AuthConfig } from './variables.js';
 import { PURPOSE, type SignedRoute } from '../core/signed-routes.js';
 import { AppError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';

@@ -13,3 +13,4 @@ export { actionRead, actionRoutes, actionWrite, storedAction, type ActionEvents 
 export { actionBody } from './schema.js';
 export { ActionStore } from './store.js';
 export { checkUnsignedActions, readActionTypesExtra } from './action-types-config.js';
+export { MAILBOX_VARIABLES as variables, mailboxSettings as settings } from './variables.js';

@@ -6,3 +6,4 @@ export { tokenInfoParams } from './schema.js';
 export { servicesRead, servicesRoutes } from './services-route.js';
 export { MarketStore, type FeeEntry, type MarketField, type RatesPart } from './store.js';
 export { TokenInfoService } from './token-info.js';
+export { MARKET_VARIABLES as variables, marketSettings as settings } from './variables.js';

@@ -20,3 +20,4 @@ export { deliverPush, pushBackoff, type PushOutcome, type PushDeliveryParts } fr
 export { INTAKE_GROUP, PushIntake, type IntakeParts } from './intake.js';
 export { PushThrottle } from './throttle.js';
 export { TokenStore, liveTokensSince } from './token-store.js';
+export { PUSH_VARIABLES as variables, pushSettings as settings } from './variables.js';
