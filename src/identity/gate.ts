@@ -5,7 +5,7 @@ import type { AuthConfig } from './variables.js';
 import { PURPOSE, type SignedRoute } from '../core/signed-routes.js';
 import { AppError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
-import { recordAuth } from '../core/metrics.js';
+import { recordAuth } from './metrics.js';
 import { newRecordId } from '../mailbox/index.js';
 import { isRedisUnavailable } from '../core/redis/clients.js';
 import { isIdentifier } from '../core/validation/common-schema.js';

@@ -7,7 +7,7 @@ import { mount, mountCharged, type RouteSpec } from '../core/http/route-spec.js'
 import { AppError } from '../core/errors.js';
 import { readWithin } from '../core/limits/rate-limit.js';
 import { errorFields } from '../core/log.js';
-import { recordPushEnqueueMiss } from '../core/metrics.js';
+import { recordPushEnqueueMiss } from './metrics.js';
 import { validator } from '../core/validation/validate.js';
 import { actionBody } from './schema.js';
 import { idParams } from '../core/validation/common-schema.js';

@@ -7,7 +7,7 @@ import { okJson, type RelayState } from '../core/http/context.js';
 import { mount, mountCharged, type RouteSpec } from '../core/http/route-spec.js';
 import { AppError } from '../core/errors.js';
 import { consumeOrReject } from '../core/limits/rate-limit.js';
-import { recordRecoveryPubWrite } from '../core/metrics.js';
+import { recordRecoveryPubWrite } from './metrics.js';
 import { validator } from '../core/validation/validate.js';
 import { idParams } from '../core/validation/common-schema.js';
 import { recoveryPubBody } from './recovery-pub-schema.js';

@@ -13,7 +13,7 @@ import type { SyncStore } from './store.js';
 import type { TokenStore } from '../push/index.js';
 import type { StoredAnswer, SyncRecord, TokenRegistration } from '../core/types.js';
 import { registrationRefusal, type TokenRegistrationLimits } from '../push/index.js';
-import { recordSyncTokenSkipped } from '../core/metrics.js';
+import { recordSyncTokenSkipped } from './metrics.js';
 
 type SyncRequest = SyncRecord & { keyToken?: string };
 

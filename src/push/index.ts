@@ -13,6 +13,7 @@ export {
   storedCounts,
   tokenRoutes,
   tokenWrite,
+  type RegistrationLimit,
   type TokenRegistrationLimits,
 } from './routes.js';
 export { pushToken, tokenBody } from './schema.js';

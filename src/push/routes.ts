@@ -7,7 +7,6 @@ import { ok, type RelayState } from '../core/http/context.js';
 import { mountCharged, type RouteSpec } from '../core/http/route-spec.js';
 import { consumeWithin, rateLimited } from '../core/limits/rate-limit.js';
 import type { AppError } from '../core/errors.js';
-import type { RegistrationLimit } from '../core/metrics.js';
 import { validator } from '../core/validation/validate.js';
 import { tokenBody } from './schema.js';
 import { SIDES } from '../core/sides.js';
@@ -50,6 +49,9 @@ export function tokenRoutes(
  * The limits of token registrations: per pair and side an hour (a stranger cannot push a pair's devices out of its
  * token list), and per client address a day (nobody fills Redis with tokens kept 180 days).
  */
+/** A token registration limit: per client address a day, or per pair and side an hour. */
+export type RegistrationLimit = 'address' | 'pair_side';
+
 export interface TokenRegistrationLimits {
   perPairSide: RateLimiterAbstract;
   perAddress: RateLimiterAbstract;

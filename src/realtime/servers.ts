@@ -19,7 +19,7 @@ import { query, type RawRequestGuard } from '../core/http/raw-request-guard.js';
 import { sharedLimiter } from '../core/limits/limiters.js';
 import { consumeOrReject } from '../core/limits/rate-limit.js';
 import { errorFields, type Logger } from '../core/log.js';
-import { socketMetrics } from '../core/metrics.js';
+import { socketMetrics } from './metrics.js';
 import { waitReady } from '../core/redis/clients.js';
 import { Liveness } from '../core/redis/liveness.js';
 import { settlesWithin } from '../core/role.js';
@@ -74,7 +74,12 @@ export class Realtime {
 
   constructor(private readonly deps: RealtimeDeps) {
     this.clients = channelClients(deps.config.redis.topology);
-    this.channels = new RoomChannels(this.clients, deps.keys, deps.config.realtime.channelPartitions, deps.log);
+    this.channels = new RoomChannels(
+      this.clients,
+      deps.keys,
+      deps.config.realtime.channelPartitions,
+      deps.log,
+    );
     this.emitter = new ActionEmitter(this.channels, deps.log);
     const intervalMs = deps.config.redis.livenessIntervalMs;
     this.liveness = (['pub', 'sub'] as const).map(
@@ -85,7 +90,10 @@ export class Realtime {
           log: deps.log,
         }),
     );
-    this.cap = new SocketCap(deps.config.realtime.socketsPerIp, deps.config.realtime.handshakes.connectTimeoutMs);
+    this.cap = new SocketCap(
+      deps.config.realtime.socketsPerIp,
+      deps.config.realtime.handshakes.connectTimeoutMs,
+    );
     const { perSocket, perPod } = deps.config.realtime.backlog;
     this.backlogs = new Backlogs(perSocket, perPod, deps.log);
   }
