@@ -124,8 +124,8 @@ describe('process lifecycle', () => {
         role: 'all',
         logLevel: 'info',
         corsOrigins: '*',
-        services: { onramp: true, offramp: true, swap: true },
       });
+      expect(config.market.services).to.deep.equal({ onramp: true, offramp: true, swap: true });
       expect(config.sync).to.deep.equal({ ttlSeconds: 900, readGraceSeconds: 120 });
       expect(config.action).to.deep.equal({ ttlSeconds: 900 });
       expect(config.rateLimit).to.deep.equal({ points: 120, windowSeconds: 30, trustProxyHops: 0 });
