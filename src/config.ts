@@ -1,16 +1,30 @@
 import { coreConfig, readValues, runs, type CoreConfig, type Source } from './core/config/config.js';
 import { CORE_VARIABLES, type ValuesOf } from './core/config/variables.js';
-import * as identity from './identity/index.js';
-import * as mailbox from './mailbox/index.js';
-import * as market from './market/index.js';
-import * as pairing from './pairing/index.js';
-import * as partners from './partners/index.js';
-import * as push from './push/index.js';
-import * as realtime from './realtime/index.js';
-import * as support from './support/index.js';
+import { IDENTITY_VARIABLES, identitySettings } from './identity/variables.js';
+import { MAILBOX_VARIABLES, mailboxSettings } from './mailbox/variables.js';
+import { MARKET_VARIABLES, marketSettings } from './market/variables.js';
+import { PAIRING_VARIABLES, pairingSettings } from './pairing/variables.js';
+import { PARTNERS_VARIABLES, partnersSettings } from './partners/variables.js';
+import { PUSH_VARIABLES, pushSettings } from './push/variables.js';
+import { REALTIME_VARIABLES, realtimeSettings } from './realtime/variables.js';
+import { SUPPORT_VARIABLES, supportSettings } from './support/variables.js';
+import { checkUnsignedActions, readActionTypesExtra, type ExtraActionType } from './mailbox/index.js';
+import { readServiceAccount, type PushSettings } from './push/index.js';
 
-/** The features that declare variables, in the order of the README's configuration table (after the kernel's). */
-const FEATURE_CONFIGS = [pairing, mailbox, realtime, identity, push, market, support, partners] as const;
+/**
+ * Each feature's variables and the config group they shape, in the order of the README's table (after the
+ * kernel's); from their variables.ts, not their index.ts, so the scripts that read the config load no more.
+ */
+const FEATURE_CONFIGS = [
+  { variables: PAIRING_VARIABLES, settings: pairingSettings },
+  { variables: MAILBOX_VARIABLES, settings: mailboxSettings },
+  { variables: REALTIME_VARIABLES, settings: realtimeSettings },
+  { variables: IDENTITY_VARIABLES, settings: identitySettings },
+  { variables: PUSH_VARIABLES, settings: pushSettings },
+  { variables: MARKET_VARIABLES, settings: marketSettings },
+  { variables: SUPPORT_VARIABLES, settings: supportSettings },
+  { variables: PARTNERS_VARIABLES, settings: partnersSettings },
+] as const;
 
 type FeatureConfig = (typeof FEATURE_CONFIGS)[number];
 type Intersection<U> = (U extends unknown ? (part: U) => void : never) extends (all: infer I) => void
@@ -33,9 +47,9 @@ export type ReadConfig = CoreConfig & Intersection<ReturnType<FeatureConfig['set
 
 /** The relay's configuration: what the variables shape, and what features read themselves (the FCM key). */
 export type Config = Omit<ReadConfig, 'push'> & {
-  push: push.PushSettings;
+  push: PushSettings;
   /** Operator rows merged into the action-type table at start-up (ACTION_TYPES_EXTRA). */
-  actionTypesExtra: mailbox.ExtraActionType[];
+  actionTypesExtra: ExtraActionType[];
 };
 
 /** The configuration read from `source` (the environment, over CONFIG_FILE), and the values behind it. */
@@ -59,13 +73,13 @@ export function knownEnvVars(): string[] {
  */
 export function loadConfig(source: Source = process.env): Config {
   const { config, values } = readConfig(source);
-  const actionTypesExtra = mailbox.readActionTypesExtra(values.ACTION_TYPES_EXTRA);
-  mailbox.checkUnsignedActions(config.auth.unsignedActions, actionTypesExtra);
+  const actionTypesExtra = readActionTypesExtra(values.ACTION_TYPES_EXTRA);
+  checkUnsignedActions(config.auth.unsignedActions, actionTypesExtra);
   const file = values.FCM_SERVICE_ACCOUNT_FILE;
   const sends = config.push.provider === 'fcm' && runs(config.role, VARIABLES.FCM_SERVICE_ACCOUNT_FILE.roles);
   return {
     ...config,
-    push: { ...config.push, serviceAccount: sends ? push.readServiceAccount(file!) : undefined },
+    push: { ...config.push, serviceAccount: sends ? readServiceAccount(file!) : undefined },
     actionTypesExtra,
   };
 }
