@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import { VARIABLES } from '../src/config.js';
 import { configTable, withConfigTable } from '../src/core/config/docs.js';
 
-/** Rewrites the README's configuration table from src/core/config/variables.ts. */
+/** Rewrites the README's configuration table from the variables src/config.ts composes. */
 const file = new URL('../README.md', import.meta.url);
-writeFileSync(file, withConfigTable(readFileSync(file, 'utf8'), configTable()));
+writeFileSync(file, withConfigTable(readFileSync(file, 'utf8'), configTable(VARIABLES)));

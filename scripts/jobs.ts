@@ -6,7 +6,7 @@
  */
 import { Queue, type Job } from 'bullmq';
 import { once } from 'node:events';
-import { loadConfig, type RelayConfig as Config } from '../src/config.js';
+import { loadConfig, type Config } from '../src/config.js';
 import { ConfigError, type RedisTopology } from '../src/core/config/config.js';
 import { queuePrefix } from '../src/core/queue/prefix.js';
 import { PUSH_QUEUE } from '../src/push/index.js';

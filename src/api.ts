@@ -1,7 +1,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { addActionTypes } from './mailbox/index.js';
 import { buildApp } from './app.js';
-import type { RelayConfig as Config } from './config.js';
+import type { Config } from './config.js';
 import { answerClientErrors, clientGone } from './core/http/client-errors.js';
 import { RawRequestGuard, RelayResponse } from './core/http/raw-request-guard.js';
 import { listen } from './core/http/listen.js';

@@ -1,20 +1,77 @@
-import { readConfig, runs, type Config, type Source } from './core/config/config.js';
-import { VARIABLES } from './core/config/variables.js';
+import { coreConfig, readValues, runs, type CoreConfig, type Source } from './core/config/config.js';
+import { CORE_VARIABLES, type ValuesOf } from './core/config/variables.js';
+import { IDENTITY_VARIABLES, identitySettings } from './identity/variables.js';
+import { MAILBOX_VARIABLES, mailboxSettings } from './mailbox/variables.js';
+import { MARKET_VARIABLES, marketSettings } from './market/variables.js';
+import { PAIRING_VARIABLES, pairingSettings } from './pairing/variables.js';
+import { PARTNERS_VARIABLES, partnersSettings } from './partners/variables.js';
+import { PUSH_VARIABLES, pushSettings } from './push/variables.js';
+import { REALTIME_VARIABLES, realtimeSettings } from './realtime/variables.js';
+import { SUPPORT_VARIABLES, supportSettings } from './support/variables.js';
 import { checkUnsignedActions, readActionTypesExtra, type ExtraActionType } from './mailbox/index.js';
 import { readServiceAccount, type PushSettings } from './push/index.js';
 
-/** The core configuration and what features read themselves: the operator's action types, the FCM key. */
-export type RelayConfig = Omit<Config, 'push'> & {
+/**
+ * Each feature's variables and the config group they shape, in the order of the README's table (after the
+ * kernel's); from their variables.ts, not their index.ts, so the scripts that read the config load no more.
+ */
+const FEATURE_CONFIGS = [
+  { variables: PAIRING_VARIABLES, settings: pairingSettings },
+  { variables: MAILBOX_VARIABLES, settings: mailboxSettings },
+  { variables: REALTIME_VARIABLES, settings: realtimeSettings },
+  { variables: IDENTITY_VARIABLES, settings: identitySettings },
+  { variables: PUSH_VARIABLES, settings: pushSettings },
+  { variables: MARKET_VARIABLES, settings: marketSettings },
+  { variables: SUPPORT_VARIABLES, settings: supportSettings },
+  { variables: PARTNERS_VARIABLES, settings: partnersSettings },
+] as const;
+
+type FeatureConfig = (typeof FEATURE_CONFIGS)[number];
+type Intersection<U> = (U extends unknown ? (part: U) => void : never) extends (all: infer I) => void
+  ? I
+  : never;
+
+const TABLES = [CORE_VARIABLES, ...FEATURE_CONFIGS.map((feature) => feature.variables)];
+
+/** Every variable the relay reads: the kernel's, then each feature's (`npm run docs:config` renders them). */
+export const VARIABLES = Object.assign({}, ...TABLES) as typeof CORE_VARIABLES &
+  Intersection<FeatureConfig['variables']>;
+
+const twice = TABLES.flatMap(Object.keys).find((name, index, names) => names.indexOf(name) !== index);
+if (twice !== undefined) throw new Error(`${twice} is declared by two features`);
+
+export type Values = ValuesOf<typeof VARIABLES>;
+
+/** The kernel's configuration, and each feature's group beside it. */
+export type ReadConfig = CoreConfig & Intersection<ReturnType<FeatureConfig['settings']>>;
+
+/** The relay's configuration: what the variables shape, and what features read themselves (the FCM key). */
+export type Config = Omit<ReadConfig, 'push'> & {
   push: PushSettings;
   /** Operator rows merged into the action-type table at start-up (ACTION_TYPES_EXTRA). */
   actionTypesExtra: ExtraActionType[];
 };
 
+/** The configuration read from `source` (the environment, over CONFIG_FILE), and the values behind it. */
+export function readConfig(source: Source): { config: ReadConfig; values: Values } {
+  const { values, set } = readValues(source, VARIABLES);
+  const config = Object.assign(
+    coreConfig(values, set),
+    ...FEATURE_CONFIGS.map((feature) => feature.settings(values)),
+  ) as ReadConfig;
+  return { config, values };
+}
+
+/** Every variable the loader understands, for drift checks of manifests against the code. */
+export function knownEnvVars(): string[] {
+  return Object.keys(VARIABLES).sort();
+}
+
 /**
  * Credentials of a third party (FCM, a helpdesk) are needed only where jobs are delivered: a role that delivers
  * refuses to start without them (every job would fail); API pods only queue, so they need none and hold none.
  */
-export function loadConfig(source: Source = process.env): RelayConfig {
+export function loadConfig(source: Source = process.env): Config {
   const { config, values } = readConfig(source);
   const actionTypesExtra = readActionTypesExtra(values.ACTION_TYPES_EXTRA);
   checkUnsignedActions(config.auth.unsignedActions, actionTypesExtra);

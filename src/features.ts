@@ -1,4 +1,4 @@
-import type { RelayConfig } from './config.js';
+import type { Config } from './config.js';
 import { contract } from './contract/index.js';
 import type { Feature, WriteGuards } from './core/feature.js';
 import { health, type Readiness } from './core/http/health-route.js';
@@ -20,7 +20,7 @@ import { support } from './support/index.js';
 
 /** What the API role opens for the app: its clients, key names, write confirmations and stores. */
 export interface ApiParts {
-  config: RelayConfig;
+  config: Config;
   log: Logger;
   /** Fail-fast clients: the stores', the rate limiters' own, the support producer's own. */
   redis: StoreClients & { limiter: RedisClient; queue: RedisClient };
@@ -44,7 +44,7 @@ export interface ApiDeps extends ApiParts {
 
 /** What a feature's worker part may use: the role's store client, key names and stores. */
 export interface WorkerDeps {
-  config: RelayConfig;
+  config: Config;
   log: Logger;
   redis: RedisClient;
   keys: Keys;

@@ -1,5 +1,5 @@
 import { startApi } from './api.js';
-import { loadConfig, type RelayConfig as Config } from './config.js';
+import { loadConfig, type Config } from './config.js';
 import { ConfigError } from './core/config/config.js';
 import { captureConsole } from './core/capture-console.js';
 import { checkPatchedLibraries } from './core/library-patches.js';

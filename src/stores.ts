@@ -1,4 +1,4 @@
-import type { RelayConfig } from './config.js';
+import type { Config } from './config.js';
 import type { RedisClient } from './core/redis/clients.js';
 import { keysFor, type Keys } from './core/redis/keys.js';
 import { WriteAck } from './core/redis/write-ack.js';
@@ -18,7 +18,7 @@ export interface StoreClients {
 }
 
 /** Every feature's store, built in this one place for the API and the worker alike. */
-export function openStores(config: RelayConfig, redis: StoreClients, keys: Keys, ack: WriteAck) {
+export function openStores(config: Config, redis: StoreClients, keys: Keys, ack: WriteAck) {
   return {
     actions: new ActionStore(redis.actions, keys, config.action.ttlSeconds, ack),
     auth: new AuthStore(redis.store, keys, ack),
@@ -32,7 +32,7 @@ export function openStores(config: RelayConfig, redis: StoreClients, keys: Keys,
 export type Stores = ReturnType<typeof openStores>;
 
 /** The role's key names and write confirmations (REDIS_WAIT_REPLICAS), which the stores share. */
-export function openKeys(config: RelayConfig): { keys: Keys; ack: WriteAck } {
+export function openKeys(config: Config): { keys: Keys; ack: WriteAck } {
   const keys = keysFor(config.keyPrefix);
   return { keys, ack: WriteAck.open(config.redis, keys) };
 }

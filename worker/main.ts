@@ -1,4 +1,4 @@
-import type { RelayConfig as Config } from '../src/config.js';
+import type { Config } from '../src/config.js';
 import type { Logger } from '../src/core/log.js';
 import { createRedis } from '../src/core/redis/clients.js';
 import type { RoleHandle } from '../src/core/role.js';

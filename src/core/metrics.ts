@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { JobType, Queue, Worker } from 'bullmq';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Config } from './config/config.js';
+import type { CoreConfig } from './config/config.js';
 import { listen } from './http/listen.js';
 import { errorFields, type Logger } from './log.js';
 import type { RoleHandle } from './role.js';
@@ -74,138 +74,6 @@ const jobOutcomes = new Counter({
   name: 'relay_jobs_total',
   help: 'Finished job attempts by queue and outcome (completed; retried: failed, will run again; failed: final).',
   labelNames: ['queue', 'outcome'] as const,
-  registers: [registry],
-});
-
-const socketsConnected = new Gauge({
-  name: 'relay_sockets_connected',
-  help: 'socket.io connections open on this pod, by path (key, wallet).',
-  labelNames: ['path'] as const,
-  registers: [registry],
-});
-
-const socketsRefused = new Counter({
-  name: 'relay_socket_connections_refused_total',
-  help: 'socket.io handshakes refused (the client IP holds SOCKETS_PER_IP sockets on this pod, or spent SOCKET_HANDSHAKES_PER_MINUTE), by path.',
-  labelNames: ['path'] as const,
-  registers: [registry],
-});
-
-const socketConnectsRefused = new Counter({
-  name: 'relay_socket_connects_refused_total',
-  help: 'socket.io connections closed for a second CONNECT packet (one socket per connection), by path.',
-  labelNames: ['path'] as const,
-  registers: [registry],
-});
-
-const socketJoins = new Counter({
-  name: 'relay_socket_joins_total',
-  help: 'socket.io `join` events by path and outcome (joined; invalid, rate_limited, unauthorized and too_many_rooms disconnect the socket; unavailable: Redis could not say, the transport is closed and the client joins again).',
-  labelNames: ['path', 'outcome'] as const,
-  registers: [registry],
-});
-
-const socketEvents = new Counter({
-  name: 'relay_socket_events_total',
-  help: "Action events this pod sent, one per socket, by action type (live: as stored; replay: on a join or after a gap in the room channels' subscription); a record a socket already had is not counted.",
-  labelNames: ['type', 'delivery'] as const,
-  registers: [registry],
-});
-
-const socketsBehind = new Counter({
-  name: 'relay_socket_slow_readers_total',
-  help: 'Sockets disconnected because they did not read what was sent to them (past SOCKET_BACKLOG_BYTES, or the largest backlogs once the pod holds SOCKET_BACKLOG_POD_BYTES), by path.',
-  labelNames: ['path'] as const,
-  registers: [registry],
-});
-
-const socketAdapterErrors = new Counter({
-  name: 'relay_socket_adapter_errors_total',
-  help: "Stored action records this pod could not publish on their room's channel to the other pods, by path.",
-  labelNames: ['path'] as const,
-  registers: [registry],
-});
-
-const socketNotices = new Counter({
-  name: 'relay_socket_notices_received_total',
-  help: "Stored action records this pod received from Redis (its own and other pods' notices, on the channels of the rooms it holds), by path.",
-  labelNames: ['path'],
-  registers: [registry],
-});
-
-const socketNoticeBytes = new Counter({
-  name: 'relay_socket_notice_bytes_received_total',
-  help: 'Bytes of the notices counted by relay_socket_notices_received_total, by path.',
-  labelNames: ['path'],
-  registers: [registry],
-});
-
-export const socketMetrics = {
-  connected: (path: string, change: 1 | -1) => socketsConnected.inc({ path }, change),
-  refused: (path: string) => socketsRefused.inc({ path }),
-  connectRefused: (path: string) => socketConnectsRefused.inc({ path }),
-  joined: (
-    path: string,
-    outcome: 'joined' | 'invalid' | 'rate_limited' | 'unauthorized' | 'too_many_rooms' | 'unavailable',
-  ) => socketJoins.inc({ path, outcome }),
-  slowReader: (path: string) => socketsBehind.inc({ path }),
-  emitted: (type: string, delivery: 'live' | 'replay') => socketEvents.inc({ type, delivery }),
-  publishFailed: (path: string) => socketAdapterErrors.inc({ path }),
-  noticeReceived: (path: string, bytes: number) => {
-    socketNotices.inc({ path });
-    socketNoticeBytes.inc({ path }, bytes);
-  },
-};
-
-const authOutcomes = new Counter({
-  name: 'relay_auth_requests_total',
-  help: 'Signable requests by route (action, token, sync, join) and outcome: verified, unsigned, unchecked (mode off), unavailable (Redis), refused_<reason> (the failed check, or required, partial, replayed, pinned).',
-  labelNames: ['route', 'outcome'] as const,
-  registers: [registry],
-});
-
-export function recordAuth(route: string, outcome: string): void {
-  authOutcomes.inc({ route, outcome });
-}
-
-const pushMessages = new Counter({
-  name: 'relay_push_messages_total',
-  help: 'Push messages by outcome (sent: accepted by the provider; token_removed: the provider refused the token for good, it was removed; failed: not delivered, not retried further).',
-  labelNames: ['outcome'] as const,
-  registers: [registry],
-});
-
-const pushSkipped = new Counter({
-  name: 'relay_push_skipped_total',
-  help: 'Push jobs that sent nothing, by reason (superseded: the mailbox holds a newer record; expired; no_tokens; throttled: the pair side had PUSH_PER_PAIR_PER_MINUTE pushes this minute).',
-  labelNames: ['reason'] as const,
-  registers: [registry],
-});
-
-const pushEnqueueMisses = new Counter({
-  name: 'relay_push_enqueue_misses_total',
-  help: 'Stored actions whose push intent could not be appended (the action was still stored and answered 200).',
-  registers: [registry],
-});
-
-const pushIntents = new Counter({
-  name: 'relay_push_intents_total',
-  help: "Push intents the worker's intake took, by outcome (queued: a push job was added; no_tokens: the side has no token; expired: the action expired first; malformed: not an intent of the relay's, dropped).",
-  labelNames: ['outcome'] as const,
-  registers: [registry],
-});
-
-const syncTokensSkipped = new Counter({
-  name: 'relay_sync_key_tokens_skipped_total',
-  help: 'Syncs stored and answered 200 whose keyToken was not registered because a token registration limit refused it, by limit (address: TOKEN_REGISTRATIONS_PER_ADDRESS_PER_DAY; pair_side: TOKEN_REGISTRATIONS_PER_HOUR).',
-  labelNames: ['limit'] as const,
-  registers: [registry],
-});
-
-const recoveryPubWrites = new Counter({
-  name: 'relay_recoverypub_writes_total',
-  help: 'Recovery xpub records stored, by outcome (created: a new record, charged to its client address\'s RECOVERYPUB_CREATIONS_PER_ADDRESS_PER_DAY; replaced: the pair\'s own record rewritten). Creations refused are relay_rate_limit_rejections_total{limiter="recoverypub"}.',
-  labelNames: ['outcome'] as const,
   registers: [registry],
 });
 
@@ -288,37 +156,6 @@ export function recordRedisLivenessFailure(client: string): void {
   redisLivenessFailures.inc({ client });
 }
 
-export type PushOutcome = 'sent' | 'token_removed' | 'failed';
-
-export function recordPushMessages(outcome: PushOutcome, count: number): void {
-  if (count > 0) pushMessages.inc({ outcome }, count);
-}
-
-export function recordPushSkipped(reason: 'superseded' | 'expired' | 'no_tokens' | 'throttled'): void {
-  pushSkipped.inc({ reason });
-}
-
-export function recordPushEnqueueMiss(): void {
-  pushEnqueueMisses.inc();
-}
-
-export type IntentOutcome = 'queued' | 'no_tokens' | 'expired' | 'malformed';
-
-export function recordPushIntents(outcome: IntentOutcome, count: number): void {
-  if (count > 0) pushIntents.inc({ outcome }, count);
-}
-
-/** A token registration limit: per client address a day, or per pair and side an hour. */
-export type RegistrationLimit = 'address' | 'pair_side';
-
-export function recordSyncTokenSkipped(limit: RegistrationLimit): void {
-  syncTokensSkipped.inc({ limit });
-}
-
-export function recordRecoveryPubWrite(outcome: 'created' | 'replaced'): void {
-  recoveryPubWrites.inc({ outcome });
-}
-
 /** Counts a BullMQ worker's job outcomes; call once per Worker the worker role creates. */
 export function instrumentWorker(worker: Worker): void {
   worker.on('completed', () => jobOutcomes.inc({ queue: worker.name, outcome: 'completed' }));
@@ -368,7 +205,10 @@ async function answer(req: IncomingMessage, res: ServerResponse, log: Logger): P
  * `GET /metrics` (Prometheus text format) and `GET /healthz` on their own port, so scrapes never pass through
  * the public load balancer or count against the rate limit. Returns undefined when METRICS_PORT is 0.
  */
-export async function startMetricsServer(config: Config, log: Logger): Promise<MetricsHandle | undefined> {
+export async function startMetricsServer(
+  config: CoreConfig,
+  log: Logger,
+): Promise<MetricsHandle | undefined> {
   if (config.metricsPort === 0) return undefined;
   buildInfo.reset();
   buildInfo.set({ version: RELAY_VERSION, commit: config.commit }, 1);

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { actionTypeRule, newRecordId, unsignedGuard } from '../mailbox/index.js';
 import { SIDES, type Side } from '../core/sides.js';
-import type { AuthConfig } from '../core/config/config.js';
+import type { AuthConfig } from './variables.js';
 import { PURPOSE, type SignedRoute } from '../core/signed-routes.js';
 import { AppError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
-import { recordAuth } from '../core/metrics.js';
+import { recordAuth } from './metrics.js';
 import { isRedisUnavailable } from '../core/redis/clients.js';
 import { isIdentifier } from '../core/validation/common-schema.js';
 import type { SignatureVerifier } from './signature.js';

@@ -1,5 +1,6 @@
 import type { SignedRoute } from '../core/signed-routes.js';
-import type { Config } from '../core/config/config.js';
+import type { CoreConfig } from '../core/config/config.js';
+import type { MailboxConfig } from './variables.js';
 import type { MountedRoute, WriteGuards } from '../core/feature.js';
 import { ACTION_BODY_LIMIT } from '../core/http/body.js';
 import { okJson } from '../core/http/context.js';
@@ -7,7 +8,7 @@ import type { RouteSpec } from '../core/http/route-spec.js';
 import { AppError } from '../core/errors.js';
 import { readWithin } from '../core/limits/rate-limit.js';
 import { errorFields } from '../core/log.js';
-import { recordPushEnqueueMiss } from '../core/metrics.js';
+import { recordPushEnqueueMiss } from './metrics.js';
 import { validator } from '../core/validation/validate.js';
 import { actionBody } from './schema.js';
 import { idParams } from '../core/validation/common-schema.js';
@@ -92,7 +93,7 @@ export const actionRead = {
 
 /** What the mailbox's routes use of the app. */
 export interface ActionDeps {
-  config: Pick<Config, 'action' | 'apiProfile' | 'auth'>;
+  config: Pick<CoreConfig, 'apiProfile'> & MailboxConfig & { auth: { unsignedActions: readonly string[] } };
   /**
    * The pair's mailbox, shared with the socket replay. On its own fail-fast client (`actions`): megabyte payloads
    * go through it, so a flood of large reads queues behind itself, never in front of other requests' commands.

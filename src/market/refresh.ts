@@ -1,11 +1,12 @@
 import { EVM_CHAINS } from '../core/chains.js';
 import { ConditionLog } from '../core/condition-log.js';
-import type { Config } from '../core/config/config.js';
+import type { CoreConfig } from '../core/config/config.js';
 import { errorFields, type Logger } from '../core/log.js';
 import { Upstream } from '../core/outbound-http.js';
 import { fetchEvmFees, fetchMempoolFees, type FeeLevels } from './providers/fees.js';
 import { fetchCryptoPrices, fetchFiatRates } from './providers/prices.js';
 import type { FeeEntry, MarketField, MarketStore, RatesPart } from './store.js';
+import type { MarketConfig } from './variables.js';
 
 export type RefreshName = 'rates' | 'fees';
 
@@ -15,7 +16,7 @@ export type RefreshName = 'rates' | 'fees';
  * every refresh is logged when it starts failing and when it recovers, with summaries in between.
  */
 export function refreshJobs(
-  config: Config,
+  config: Pick<CoreConfig, 'logSummarySeconds'> & { market: MarketConfig },
   log: Logger,
   store: MarketStore,
 ): Record<RefreshName, () => Promise<void>> {

@@ -1,5 +1,5 @@
 import { isEvmChain } from '../core/chains.js';
-import type { Config } from '../core/config/config.js';
+import type { MarketConfig } from './variables.js';
 import { ok } from '../core/http/context.js';
 import type { MountedRoute } from '../core/feature.js';
 import type { RouteSpec } from '../core/http/route-spec.js';
@@ -54,7 +54,7 @@ export const tokenInfoRead = {
 
 /** What the market's routes use of the app. */
 export interface MarketDeps {
-  config: Pick<Config, 'market'>;
+  config: { market: MarketConfig };
   stores: { market: MarketStore };
 }
 

@@ -1,5 +1,5 @@
 import { ok } from '../core/http/context.js';
-import type { Config } from '../core/config/config.js';
+import type { MarketConfig } from './variables.js';
 import type { MountedRoute } from '../core/feature.js';
 import type { RouteSpec } from '../core/http/route-spec.js';
 
@@ -15,10 +15,10 @@ export const servicesRead = {
 
 /** Which third-party features the apps should show: straight from the SERVICES configuration. */
 export interface ServicesDeps {
-  config: Pick<Config, 'services'>;
+  config: { market: Pick<MarketConfig, 'services'> };
 }
 
 export const services: MountedRoute<ServicesDeps> = {
   spec: servicesRead,
-  handling: ({ config }) => ({ handler: (ctx) => ok(ctx, config.services) }),
+  handling: ({ config }) => ({ handler: (ctx) => ok(ctx, config.market.services) }),
 };

@@ -1,5 +1,6 @@
 import { Queue, Worker } from 'bullmq';
-import type { Config } from '../core/config/config.js';
+import type { CoreConfig } from '../core/config/config.js';
+import type { MarketConfig } from './variables.js';
 import { errorFields, type Logger } from '../core/log.js';
 import { instrumentWorker, watchQueueDepth } from '../core/metrics.js';
 import { logBullErrors } from '../core/queue/bull-errors.js';
@@ -15,7 +16,7 @@ export const REFRESH_QUEUE = 'refresh';
 const SCHEDULER_CHECK_MAX_MS = 60_000;
 
 export interface RefreshDeps {
-  config: Config;
+  config: CoreConfig & { market: MarketConfig };
   log: Logger;
   stores: { market: MarketStore };
 }

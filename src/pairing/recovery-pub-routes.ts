@@ -1,5 +1,5 @@
 import type { SignedRoute } from '../core/signed-routes.js';
-import type { Config } from '../core/config/config.js';
+import type { PairingConfig } from './variables.js';
 import type { MountedRoute, WriteGuards } from '../core/feature.js';
 import { DEFAULT_BODY_LIMIT } from '../core/http/body.js';
 import { okJson } from '../core/http/context.js';
@@ -7,7 +7,7 @@ import type { RouteSpec } from '../core/http/route-spec.js';
 import type { LimiterFactory } from '../core/limits/limiters.js';
 import { AppError } from '../core/errors.js';
 import { consumeOrReject } from '../core/limits/rate-limit.js';
-import { recordRecoveryPubWrite } from '../core/metrics.js';
+import { recordRecoveryPubWrite } from './metrics.js';
 import { validator } from '../core/validation/validate.js';
 import { idParams } from '../core/validation/common-schema.js';
 import { recoveryPubBody } from './recovery-pub-schema.js';
@@ -59,7 +59,7 @@ export const recoveryPubRead = {
 
 /** What the recovery xpub routes use of the app. */
 export interface RecoveryPubDeps {
-  config: Pick<Config, 'recoveryPub'>;
+  config: Pick<PairingConfig, 'recoveryPub'>;
   stores: { recoveryPub: RecoveryPubStore };
   guards: WriteGuards;
   limiter: LimiterFactory;

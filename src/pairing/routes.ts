@@ -16,7 +16,7 @@ import {
   type TokenDeps,
   type TokenRegistrationLimits,
 } from '../push/index.js';
-import { recordSyncTokenSkipped } from '../core/metrics.js';
+import { recordSyncTokenSkipped } from './metrics.js';
 
 type SyncRequest = SyncRecord & { keyToken?: string };
 

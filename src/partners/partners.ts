@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import type { Config } from '../core/config/config.js';
+import type { PartnersConfig } from './variables.js';
 
 /** An on-ramp partner whose widget URLs the relay signs. */
 export interface Partner {
@@ -12,7 +12,7 @@ export interface Partner {
 
 export const MAX_SIGNED_CHARS = 5000;
 
-export function partnerRegistry(config: Config): ReadonlyMap<string, Partner> {
+export function partnerRegistry(config: PartnersConfig): ReadonlyMap<string, Partner> {
   const partners: Partner[] = [
     {
       name: 'onramper',

@@ -1,5 +1,6 @@
 import { parametersBody, SIGN_BODY_LIMIT } from '../core/http/body.js';
-import type { Config } from '../core/config/config.js';
+import type { CoreConfig } from '../core/config/config.js';
+import type { PartnersConfig } from './variables.js';
 import { ok } from '../core/http/context.js';
 import type { MountedRoute } from '../core/feature.js';
 import type { RouteSpec } from '../core/http/route-spec.js';
@@ -32,7 +33,7 @@ export const signRoute = {
 } satisfies RouteSpec;
 
 export interface SignDeps {
-  config: Config;
+  config: Pick<CoreConfig, 'apiProfile'> & PartnersConfig;
   limiter: LimiterFactory;
 }
 

@@ -2,7 +2,7 @@ import { UnrecoverableError, type Job, type MinimalJob } from 'bullmq';
 import { actionTypeRule, type ActionStore } from '../mailbox/index.js';
 import { errorFields, type Logger } from '../core/log.js';
 import type { DeliveryAttempt } from '../core/queue/attempt.js';
-import { recordPushMessages, recordPushSkipped } from '../core/metrics.js';
+import { recordPushMessages, recordPushSkipped } from './metrics.js';
 import type { PushResult, PushSender } from './fcm/index.js';
 import type { ActionRecord } from '../core/types.js';
 import { tokenDigest, type PushJob } from './jobs.js';

@@ -7,6 +7,7 @@ export { PUSH_QUEUE } from './jobs.js';
 export {
   registrationRefusal,
   tokenRegistrationLimits,
+  type RegistrationLimit,
   type TokenDeps,
   type TokenRegistrationLimits,
 } from './routes.js';

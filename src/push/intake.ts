@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { JobsOptions, Queue } from 'bullmq';
 import { errorFields, type Logger } from '../core/log.js';
-import { recordPushIntents, type IntentOutcome } from '../core/metrics.js';
+import { recordPushIntents, type IntentOutcome } from './metrics.js';
 import { pushSide } from '../mailbox/index.js';
 import { jobOfIntent, pushJobId, type PushJob } from './jobs.js';
 import { replyCode, type RedisClient } from '../core/redis/clients.js';

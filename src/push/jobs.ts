@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
-import type { PushConfig } from '../core/config/config.js';
+import type { PushConfig } from './variables.js';
 import { KEEP_FAILED_SECONDS } from '../core/queue/prefix.js';
 import type { ActionRecord } from '../core/types.js';
 

@@ -1,6 +1,6 @@
 import type { SignedRoute } from '../core/signed-routes.js';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { Config } from '../core/config/config.js';
+import type { PushConfig } from './variables.js';
 import type { MountedRoute, WriteGuards } from '../core/feature.js';
 import { DEFAULT_BODY_LIMIT } from '../core/http/body.js';
 import { ok } from '../core/http/context.js';
@@ -8,7 +8,6 @@ import type { RouteSpec } from '../core/http/route-spec.js';
 import type { LimiterFactory } from '../core/limits/limiters.js';
 import { consumeWithin, rateLimited } from '../core/limits/rate-limit.js';
 import type { AppError } from '../core/errors.js';
-import type { RegistrationLimit } from '../core/metrics.js';
 import { validator } from '../core/validation/validate.js';
 import { tokenBody } from './schema.js';
 import { SIDES } from '../core/sides.js';
@@ -30,7 +29,7 @@ export const tokenWrite = {
 
 /** What the token registrations use of the app. */
 export interface TokenDeps {
-  config: Pick<Config, 'tokenRegistrationsPerHour' | 'tokenRegistrationsPerAddressPerDay'>;
+  config: { push: Pick<PushConfig, 'registrations'> };
   stores: { tokens: TokenStore };
   guards: WriteGuards;
   limiter: LimiterFactory;
@@ -63,6 +62,9 @@ export const tokenRegistration: MountedRoute<TokenDeps> = {
  * The limits of token registrations: per pair and side an hour (a stranger cannot push a pair's devices out of its
  * token list), and per client address a day (nobody fills Redis with tokens kept 180 days).
  */
+/** A token registration limit: per client address a day, or per pair and side an hour. */
+export type RegistrationLimit = 'address' | 'pair_side';
+
 export interface TokenRegistrationLimits {
   perPairSide: RateLimiterAbstract;
   perAddress: RateLimiterAbstract;
@@ -74,8 +76,8 @@ export function tokenRegistrationLimits({
   limiter,
 }: Pick<TokenDeps, 'config' | 'limiter'>): TokenRegistrationLimits {
   return {
-    perPairSide: limiter('tokens', config.tokenRegistrationsPerHour, 3600),
-    perAddress: limiter('tokenaddress', config.tokenRegistrationsPerAddressPerDay, 86_400),
+    perPairSide: limiter('tokens', config.push.registrations.perHour, 3600),
+    perAddress: limiter('tokenaddress', config.push.registrations.perAddressPerDay, 86_400),
   };
 }
 

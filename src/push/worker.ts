@@ -1,5 +1,5 @@
 import { Queue, Worker, type Job } from 'bullmq';
-import type { Config } from '../core/config/config.js';
+import type { CoreConfig } from '../core/config/config.js';
 import type { Logger } from '../core/log.js';
 import { logBullErrors } from '../core/queue/bull-errors.js';
 import { queuePrefix } from '../core/queue/prefix.js';
@@ -16,7 +16,7 @@ import type { TokenStore } from './token-store.js';
 
 /** What the push worker uses of the worker role: its store client, key names and the stores it reads. */
 export interface PushWorkerDeps {
-  config: Omit<Config, 'push'> & { push: PushSettings };
+  config: CoreConfig & { push: PushSettings; action: { ttlSeconds: number } };
   log: Logger;
   redis: RedisClient;
   keys: Keys;
@@ -36,7 +36,7 @@ export async function startPushWorker(deps: PushWorkerDeps): Promise<RoleHandle>
   const { config, log, keys, stores } = deps;
   const { actions, tokens } = stores;
   const sender = createPushSender(config.push);
-  const throttle = new PushThrottle(deps.redis, keys, config.pushPerPairPerMinute, config.action.ttlSeconds);
+  const throttle = new PushThrottle(deps.redis, keys, config.push.perPairPerMinute, config.action.ttlSeconds);
   const redis = createRedis(config.redis.topology, 'worker');
   const prefix = queuePrefix(config.keyPrefix, PUSH_QUEUE);
   // For the queue-depth metric, rateLimit() and the intake's jobs.

@@ -1,6 +1,6 @@
 import { engineConnection } from '../core/library-patches.js';
 import type { Logger } from '../core/log.js';
-import { socketMetrics } from '../core/metrics.js';
+import { socketMetrics } from './metrics.js';
 import { closeTransport } from './transport.js';
 import type { RelaySocket, SocketBacklogs } from './types.js';
 

@@ -1,4 +1,4 @@
-import { socketMetrics } from '../core/metrics.js';
+import { socketMetrics } from './metrics.js';
 import type { ActionRecord } from '../core/types.js';
 import type { RelayServer, RelaySocket } from './types.js';
 

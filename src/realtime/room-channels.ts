@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Side } from '../core/sides.js';
 import type { Keys } from '../core/redis/keys.js';
 import { errorFields, type Logger } from '../core/log.js';
-import { socketMetrics } from '../core/metrics.js';
+import { socketMetrics } from './metrics.js';
 import { createRedis, type RedisClient } from '../core/redis/clients.js';
 import type { RedisTopology } from '../core/config/config.js';
 import type { ActionRecord } from '../core/types.js';

@@ -4,7 +4,7 @@ import type { AuthGate } from '../identity/index.js';
 import { AppError, type ErrorCode } from '../core/errors.js';
 import { validator } from '../core/validation/validate.js';
 import { errorFields, type Logger } from '../core/log.js';
-import { socketMetrics } from '../core/metrics.js';
+import { socketMetrics } from './metrics.js';
 import { isRedisUnavailable } from '../core/redis/clients.js';
 import { settlesWithin } from '../core/role.js';
 import { roomEvent } from './socket-schema.js';

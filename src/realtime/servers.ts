@@ -4,7 +4,8 @@ import { Server } from 'socket.io';
 import { REPLAY_SIDE, type ActionStore } from '../mailbox/index.js';
 import { SIDES, type Side } from '../core/sides.js';
 import type { AuthGate } from '../identity/index.js';
-import type { Config } from '../core/config/config.js';
+import type { CoreConfig } from '../core/config/config.js';
+import type { RealtimeConfig } from './variables.js';
 import type { Keys } from '../core/redis/keys.js';
 import { AppError } from '../core/errors.js';
 import { clientIp, ipBucket } from '../core/http/client-ip.js';
@@ -18,7 +19,7 @@ import { query, type RawRequestGuard } from '../core/http/raw-request-guard.js';
 import { sharedLimiter } from '../core/limits/limiters.js';
 import { consumeOrReject } from '../core/limits/rate-limit.js';
 import { errorFields, type Logger } from '../core/log.js';
-import { socketMetrics } from '../core/metrics.js';
+import { socketMetrics } from './metrics.js';
 import { Liveness } from '../core/redis/liveness.js';
 import { settlesWithin } from '../core/role.js';
 import { Backlogs } from './backlog.js';
@@ -43,7 +44,7 @@ function speaksEngineIo4(req: IncomingMessage): boolean {
 const READY_WAIT_MS = 5000;
 
 export interface RealtimeDeps {
-  config: Config;
+  config: CoreConfig & { realtime: RealtimeConfig };
   log: Logger;
   /** The mailbox a key socket's replay reads. */
   store: ActionStore;
@@ -71,7 +72,12 @@ export class Realtime {
 
   constructor(private readonly deps: RealtimeDeps) {
     this.clients = channelClients(deps.config.redis.topology);
-    this.channels = new RoomChannels(this.clients, deps.keys, deps.config.socketChannelPartitions, deps.log);
+    this.channels = new RoomChannels(
+      this.clients,
+      deps.keys,
+      deps.config.realtime.channelPartitions,
+      deps.log,
+    );
     this.emitter = new ActionEmitter(this.channels, deps.log);
     const intervalMs = deps.config.redis.livenessIntervalMs;
     this.liveness = (['pub', 'sub'] as const).map(
@@ -82,8 +88,11 @@ export class Realtime {
           log: deps.log,
         }),
     );
-    this.cap = new SocketCap(deps.config.socketsPerIp, deps.config.socketHandshakes.connectTimeoutMs);
-    const { perSocket, perPod } = deps.config.socketBacklog;
+    this.cap = new SocketCap(
+      deps.config.realtime.socketsPerIp,
+      deps.config.realtime.handshakes.connectTimeoutMs,
+    );
+    const { perSocket, perPod } = deps.config.realtime.backlog;
     this.backlogs = new Backlogs(perSocket, perPod, deps.log);
   }
 
@@ -124,7 +133,7 @@ export class Realtime {
       this.deps.limiterRedis,
       config.keyPrefix,
       'handshakes',
-      config.socketHandshakes.perMinute,
+      config.realtime.handshakes.perMinute,
       60,
     );
     for (const side of SIDES) {
@@ -145,7 +154,7 @@ export class Realtime {
         replay,
         log: this.deps.log,
         auth: this.deps.authGate,
-        roomsMax: this.deps.config.socketRoomsMax,
+        roomsMax: this.deps.config.realtime.roomsMax,
         listening: (room) => this.channels.listening(side, room),
       });
       const { backlogs } = this;
@@ -231,7 +240,7 @@ export class Realtime {
       serveClient: false,
       ...LIMITS,
       // A session that never connects to the namespace (an abandoned handshake) gives its SOCKETS_PER_IP slot back.
-      connectTimeout: this.deps.config.socketHandshakes.connectTimeoutMs,
+      connectTimeout: this.deps.config.realtime.handshakes.connectTimeoutMs,
       // Upgrades to other paths are the raw request guard's (an engine would close them unanswered after a
       // second).
       destroyUpgrade: false,

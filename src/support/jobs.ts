@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
-import type { DeliveryConfig } from '../core/config/config.js';
+import type { DeliveryConfig } from './variables.js';
 import { KEEP_FAILED_SECONDS } from '../core/queue/prefix.js';
 
 /** BullMQ queue of the support forms; its keys are `<KEY_PREFIX>{bull:support}:support:…` (see queuePrefix). */

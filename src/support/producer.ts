@@ -1,4 +1,4 @@
-import type { DeliveryConfig } from '../core/config/config.js';
+import type { DeliveryConfig } from './variables.js';
 import type { Logger } from '../core/log.js';
 import { JobProducer } from '../core/queue/producer.js';
 import { queueKey } from '../core/queue/prefix.js';

@@ -1,5 +1,6 @@
 import { SUPPORT_BODY_LIMIT } from '../core/http/body.js';
-import type { Config } from '../core/config/config.js';
+import type { CoreConfig } from '../core/config/config.js';
+import type { SupportConfig } from './variables.js';
 import { ok, type RelayContext } from '../core/http/context.js';
 import type { MountedRoute } from '../core/feature.js';
 import type { RouteSpec } from '../core/http/route-spec.js';
@@ -56,7 +57,7 @@ export const contactRoute = formRoute('/v1/contact', 'A contact form, queued for
 
 /** What the forms use of the app: the queue's own fail-fast client, as a job is acknowledged only once Redis has it. */
 export interface SupportDeps {
-  config: Config;
+  config: CoreConfig & { support: SupportConfig };
   log: Logger;
   redis: { queue: RedisClient };
   keys: Keys;

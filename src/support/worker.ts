@@ -1,5 +1,6 @@
 import { Queue, Worker, type Job } from 'bullmq';
-import type { Config } from '../core/config/config.js';
+import type { CoreConfig } from '../core/config/config.js';
+import type { SupportConfig } from './variables.js';
 import type { Logger } from '../core/log.js';
 import { logBullErrors } from '../core/queue/bull-errors.js';
 import { queuePrefix } from '../core/queue/prefix.js';
@@ -19,7 +20,7 @@ const CONCURRENCY = 4;
 const LIMITER = { max: 10, duration: 1000 };
 
 export interface SupportWorkerDeps {
-  config: Config;
+  config: CoreConfig & { support: SupportConfig };
   log: Logger;
 }
 

@@ -1,7 +1,7 @@
 import { startApi, type ApiHandle } from '../../src/api.js';
 import { waitUntilReady } from '../../scripts/stack-parts.js';
 import { EVM_CHAINS } from '../../src/core/chains.js';
-import { loadConfig, type RelayConfig as Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/core/log.js';
 import { checkContract, servesProfile } from './contract.js';
 import { testRedis } from './redis.js';

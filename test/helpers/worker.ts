@@ -1,4 +1,4 @@
-import { loadConfig, type RelayConfig as Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/core/log.js';
 import type { RoleHandle } from '../../src/core/role.js';
 import { startWorker } from '../../worker/main.js';

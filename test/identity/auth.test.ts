@@ -106,9 +106,9 @@ describe('identity-signed requests: configuration', () => {
     });
     expect(loadConfig({}).auth.unsignedActions).to.deep.equal(['recoveryrequest']);
     expect(loadConfig({ AUTH_UNSIGNED_ACTIONS: 'none' }).auth.unsignedActions).to.deep.equal([]);
-    expect(loadConfig({}).socketRoomsMax).to.equal(4);
-    expect(loadConfig({}).pushPerPairPerMinute).to.equal(6);
-    expect(loadConfig({}).tokenRegistrationsPerHour).to.equal(20);
+    expect(loadConfig({}).realtime.roomsMax).to.equal(4);
+    expect(loadConfig({}).push.perPairPerMinute).to.equal(6);
+    expect(loadConfig({}).push.registrations.perHour).to.equal(20);
   });
 
   for (const [env, message] of [

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { UTXO_CHAINS } from '../../src/core/chains.js';
-import { loadConfig } from '../../src/config.js';
-import { ConfigError, knownEnvVars } from '../../src/core/config/config.js';
+import { knownEnvVars, loadConfig } from '../../src/config.js';
+import { ConfigError } from '../../src/core/config/config.js';
 import { createLogger } from '../../src/core/log.js';
 import { createRedis, type RedisClient } from '../../src/core/redis/clients.js';
 import { keysFor } from '../../src/core/redis/keys.js';

@@ -117,7 +117,10 @@ describe('slow readers (docs/api.md#socket-limits)', () => {
 
 describe('SOCKET_BACKLOG_BYTES and SOCKET_BACKLOG_POD_BYTES', () => {
   it('default to 4 MiB and 128 MiB; a socket must hold the largest record, the pod at least one socket', () => {
-    expect(loadConfig({}).socketBacklog).to.deep.equal({ perSocket: 4 * 1024 ** 2, perPod: 128 * 1024 ** 2 });
+    expect(loadConfig({}).realtime.backlog).to.deep.equal({
+      perSocket: 4 * 1024 ** 2,
+      perPod: 128 * 1024 ** 2,
+    });
     expect(() => loadConfig({ SOCKET_BACKLOG_BYTES: '1048576' })).to.throw(
       'SOCKET_BACKLOG_BYTES must be an integer from 3145728 to 1073741824 (got "1048576")',
     );

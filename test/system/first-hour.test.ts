@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { loadConfig } from '../../src/config.js';
-import { knownEnvVars } from '../../src/core/config/config.js';
+import { knownEnvVars, loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/core/log.js';
 import { createRedis } from '../../src/core/redis/clients.js';
 import { errorBody, get, startTestApi, testEnv } from '../helpers/api.js';

@@ -1,8 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { request } from 'node:http';
 import { expect } from 'chai';
-import { loadConfig } from '../../src/config.js';
-import { knownEnvVars } from '../../src/core/config/config.js';
+import { knownEnvVars, loadConfig } from '../../src/config.js';
 import { freePort } from '../../src/core/redis/server.js';
 import { testEnv, waitUntilReady } from '../helpers/api.js';
 import { exitOf, spawnNode } from '../helpers/child.js';
@@ -125,8 +124,8 @@ describe('process lifecycle', () => {
         role: 'all',
         logLevel: 'info',
         corsOrigins: '*',
-        services: { onramp: true, offramp: true, swap: true },
       });
+      expect(config.market.services).to.deep.equal({ onramp: true, offramp: true, swap: true });
       expect(config.sync).to.deep.equal({ ttlSeconds: 900, readGraceSeconds: 120 });
       expect(config.action).to.deep.equal({ ttlSeconds: 900 });
       expect(config.rateLimit).to.deep.equal({ points: 120, windowSeconds: 30, trustProxyHops: 0 });
@@ -154,7 +153,7 @@ describe('process lifecycle', () => {
       const config = loadConfig({ CONFIG_FILE: file, PORT: '4321' });
       expect(config.port).to.equal(4321);
       expect(config.keyPrefix).to.equal('file:');
-      expect(config.services).to.deep.equal({ swap: false });
+      expect(config.market.services).to.deep.equal({ swap: false });
     });
 
     it('knows every documented variable', () => {

@@ -1,4 +1,4 @@
-import { VARIABLES, type Variable } from './variables.js';
+import type { Variable, VariableTable } from './variables.js';
 
 /** The default as the README shows it: its `shown` text, or the fallback in backticks, or — for none. */
 export function shownDefault(variable: Variable<unknown>): string {
@@ -8,9 +8,9 @@ export function shownDefault(variable: Variable<unknown>): string {
 }
 
 /** The README's rows: a variable with a `doc` opens one, the variables after it without one join it. */
-export function configRows(): { names: string[]; shown: string[]; doc: string }[] {
+export function configRows(variables: VariableTable): { names: string[]; shown: string[]; doc: string }[] {
   const rows: { names: string[]; shown: string[]; doc: string }[] = [];
-  for (const [name, variable] of Object.entries(VARIABLES) as [string, Variable<unknown>][]) {
+  for (const [name, variable] of Object.entries(variables)) {
     if (variable.doc !== undefined) rows.push({ names: [], shown: [], doc: variable.doc });
     rows.at(-1)!.names.push(name);
     rows.at(-1)!.shown.push(shownDefault(variable));
@@ -24,11 +24,11 @@ function rowDefault(shown: string[]): string {
   return shown.every((text) => text === first) && !first!.startsWith('`') ? first! : shown.join(', ');
 }
 
-/** The README's configuration table, laid out as Prettier lays out a Markdown table. */
-export function configTable(): string {
+/** The README's configuration table of `variables`, laid out as Prettier lays out a Markdown table. */
+export function configTable(variables: VariableTable): string {
   const cells = [
     ['variable', 'default', 'meaning'],
-    ...configRows().map((row) => [
+    ...configRows(variables).map((row) => [
       row.names.map((name) => `\`${name}\``).join(', '),
       rowDefault(row.shown),
       row.doc,

@@ -1,5 +1,5 @@
 import { RequestError, type Got } from 'got';
-import type { PushConfig } from '../../core/config/config.js';
+import type { PushConfig } from '../variables.js';
 import { isRecord, outboundHttp, retryAfterMs } from '../../core/outbound-http.js';
 import { FcmAccessToken, FcmAuthError } from './fcm-auth.js';
 import type { ServiceAccount } from './service-account.js';

@@ -1,7 +1,7 @@
 import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../../core/config/errors.js';
-import type { PushConfig } from '../../core/config/config.js';
+import type { PushConfig } from '../variables.js';
 
 /** The fields of a Google service-account JSON key that FCM HTTP v1 needs. */
 export interface ServiceAccount {

@@ -1,4 +1,4 @@
-import type { SupportConfig } from '../../core/config/config.js';
+import type { SupportConfig } from '../variables.js';
 import type { Logger } from '../../core/log.js';
 import { freshdesk } from './freshdesk.js';
 import { logDriver } from './log.js';
