@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { VARIABLES, knownEnvVars, readConfig } from '../../../src/config.js';
-import { ConfigError, readValues as readTable } from '../../../src/core/config/config.js';
+import { ConfigError, readValues as readTable, type Source } from '../../../src/core/config/config.js';
 import { configRows, configTable, withConfigTable } from '../../../src/core/config/docs.js';
 import { int, jsonObject, nodes, numberMap, oneOf, url } from '../../../src/core/config/parsers.js';
-import type { Source } from '../../../src/core/config/config.js';
 import type { Variable } from '../../../src/core/config/variables.js';
 
 const read = (path: string) => readFileSync(new URL(`../../../${path}`, import.meta.url), 'utf8');
