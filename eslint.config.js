@@ -23,6 +23,9 @@ const restrict = (files, patterns) => ({
   rules: { 'no-restricted-imports': ['error', { patterns }] },
 });
 
+/** Units the features share, a layer above core and below every feature: they import only core. */
+const SHARED = ['action-types'];
+
 const CORE_ALONE = 'src/core/ imports nothing outside src/core/.';
 const THROUGH_INDEX = "A feature is imported only through its index.ts ('<feature>/index.js').";
 
@@ -30,6 +33,14 @@ const THROUGH_INDEX = "A feature is imported only through its index.ts ('<featur
 const boundaries = [
   ...DEPTHS.map((depth) =>
     restrict([filesAt('core', depth)], [{ regex: toSrc(depth), message: CORE_ALONE }]),
+  ),
+  ...SHARED.flatMap((unit) =>
+    DEPTHS.map((depth) =>
+      restrict(
+        [filesAt(unit, depth)],
+        [{ regex: `${toSrc(depth)}(?!core/)`, message: `src/${unit}/ imports only src/core/.` }],
+      ),
+    ),
   ),
   ...FEATURES.flatMap((feature) =>
     DEPTHS.map((depth) =>

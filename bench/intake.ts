@@ -6,7 +6,7 @@
  */
 import { Queue } from 'bullmq';
 import { createLogger } from '../src/core/log.js';
-import { intentFields } from '../src/mailbox/push-intent.js';
+import { encodeIntent } from '../src/push/intent.js';
 import { PUSH_QUEUE, pushJobId, pushJobOptions, type PushJob } from '../src/push/jobs.js';
 import { queuePrefix } from '../src/core/queue/prefix.js';
 import { createRedis, type RedisClient } from '../src/core/redis/clients.js';
@@ -57,7 +57,7 @@ async function viaAdd(queue: Queue, jobs: PushJob[]): Promise<number> {
 }
 
 async function viaIntake(url: string, queue: Queue, admin: RedisClient, jobs: PushJob[]): Promise<number> {
-  for (const job of jobs) await admin.xadd(keys.pushIntents, '*', ...intentFields(job));
+  for (const job of jobs) await admin.xadd(keys.pushIntents, '*', ...encodeIntent(job));
   const intake = new PushIntake({
     redis: createRedis({ kind: 'standalone', url, explicit: true }, 'worker'),
     keys,

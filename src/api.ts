@@ -1,5 +1,5 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
-import { addActionTypes } from './mailbox/index.js';
+import { addActionTypes } from './action-types/index.js';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { answerClientErrors, clientGone } from './core/http/client-errors.js';

@@ -8,7 +8,7 @@ import { PARTNERS_VARIABLES, partnersSettings } from './partners/variables.js';
 import { PUSH_VARIABLES, pushSettings } from './push/variables.js';
 import { REALTIME_VARIABLES, realtimeSettings } from './realtime/variables.js';
 import { SUPPORT_VARIABLES, supportSettings } from './support/variables.js';
-import { checkUnsignedActions, readActionTypesExtra, type ExtraActionType } from './mailbox/index.js';
+import { checkUnsignedActions, readActionTypesExtra, type ExtraActionType } from './action-types/index.js';
 import { readServiceAccount, type PushSettings } from './push/index.js';
 
 /**

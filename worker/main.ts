@@ -3,7 +3,7 @@ import type { Logger } from '../src/core/log.js';
 import { createRedis } from '../src/core/redis/clients.js';
 import type { RoleHandle } from '../src/core/role.js';
 import { FEATURES } from '../src/features.js';
-import { addActionTypes } from '../src/mailbox/index.js';
+import { addActionTypes } from '../src/action-types/index.js';
 import { openKeys, openStores } from '../src/stores.js';
 
 /** The worker role: each feature's worker part (BullMQ workers and job schedulers) on the shared Redis. */

@@ -1,4 +1,4 @@
-import { BUILT_IN_ACTION_TYPES } from '../mailbox/index.js';
+import { BUILT_IN_ACTION_TYPES } from '../action-types/index.js';
 import { SIDES, type Side } from '../core/sides.js';
 import type { ApiProfile } from '../core/config/config.js';
 import { ERROR_CODES } from '../core/errors.js';

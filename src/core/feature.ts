@@ -4,7 +4,6 @@ import type { RelayState } from './http/context.js';
 import type { Handling, RouteSpec } from './http/route-spec.js';
 import type { RoleHandle } from './role.js';
 import type { SignedRoute } from './signed-routes.js';
-import type { StoredAnswer } from './types.js';
 
 /** One endpoint: its declaration, mounted and documented from it, and what it runs, built from the app's `Deps`. */
 export interface MountedRoute<Deps> {
@@ -21,6 +20,12 @@ export interface Feature<ApiDeps, WorkerDeps = never> {
   routes?: readonly MountedRoute<ApiDeps>[];
   worker?(deps: WorkerDeps): Promise<RoleHandle>;
 }
+
+/**
+ * What a verified write stored, as its answer's payload (JSON text), found by the id the write went by; null
+ * once it is gone (replaced or expired). `body` is the resend's, byte for byte the first request's.
+ */
+export type StoredAnswer = (body: Record<string, unknown>, writeId: string) => Promise<string | null>;
 
 /** The guards of a write: its body charged to the client's byte budget, its identity signature checked. */
 export interface WriteGuards {

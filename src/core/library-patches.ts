@@ -9,8 +9,8 @@ import type { Cluster, Redis } from 'ioredis';
 import type { Server as SocketServer, Socket } from 'socket.io';
 
 /**
- * Every use of a library's private members or undocumented behaviour, in one place. Each was written against the
- * versions below; `checkPatchedLibraries` refuses to start with any other installed.
+ * Every use of a library's or Node's private members or undocumented behaviour, in one place. Each was written
+ * against the versions below; `checkPatchedLibraries` refuses to start with any other installed or running.
  */
 export const PATCHED_VERSIONS: Readonly<Record<string, string>> = {
   'socket.io': '4.8.3',
@@ -18,6 +18,9 @@ export const PATCHED_VERSIONS: Readonly<Record<string, string>> = {
   ioredis: '5.11.1',
   '@koa/router': '15.7.0',
 };
+
+/** The Node majors the Node patches were checked on: 22 and 24 are supported, 20 runs the tests. */
+export const PATCHED_NODE_MAJORS: readonly number[] = [20, 22, 24];
 
 /** Where a package is resolved from: engine.io is the one socket.io itself loads. */
 const RESOLVED_FROM: Readonly<Record<string, string>> = { 'engine.io': 'socket.io' };
@@ -50,10 +53,14 @@ export function installedVersion(name: string): string {
   return manifestOf(name, from).manifest.version ?? 'no version';
 }
 
-/** Throws, naming each library and both versions, unless every patched library is installed at its version. */
+/**
+ * Throws, naming each library and both versions, unless every patched library is installed at its version and Node
+ * (`nodeVersion`) is of a patched major.
+ */
 export function checkPatchedLibraries(
   expected: Readonly<Record<string, string>> = PATCHED_VERSIONS,
   installed: (name: string) => string = installedVersion,
+  nodeVersion: string = process.versions.node,
 ): void {
   const mismatches = Object.entries(expected).flatMap(([name, version]) => {
     const found = installed(name);
@@ -61,6 +68,11 @@ export function checkPatchedLibraries(
       ? []
       : [`${name} ${found} is installed, the patches were written for ${version}`];
   });
+  if (!PATCHED_NODE_MAJORS.includes(Number(nodeVersion.split('.')[0]))) {
+    mismatches.push(
+      `Node ${nodeVersion} is running, the patches were written for Node ${PATCHED_NODE_MAJORS.join(', ')}`,
+    );
+  }
   if (mismatches.length > 0) {
     throw new Error(
       `src/core/library-patches.ts reaches into library internals: ${mismatches.join('; ')}. ` +
@@ -189,6 +201,25 @@ export function shardedSubscriberConnections(client: Cluster): Redis[] | undefin
     }
   ).shardedSubscribers;
   return group && [...group.shardedSubscribers.values()].flatMap((sub) => sub.getInstance() ?? []);
+}
+
+/** Node: the request whose body was arriving on a server connection (its parser's, private), if any. */
+export function requestInBody(socket: Duplex): IncomingMessage | undefined {
+  const incoming = (socket as { parser?: { incoming?: IncomingMessage | null } }).parser?.incoming;
+  return incoming && !incoming.complete ? incoming : undefined;
+}
+
+/** Node: the response it is writing on a server connection now (`_httpMessage`; the others wait behind it). */
+export function currentResponse(socket: Duplex): ServerResponse | undefined {
+  return (socket as { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
+}
+
+/**
+ * Node: puts a socket through an HTTP server's connection handling again, as if just accepted. 'connection' is the
+ * event net.Server hands new sockets to http.Server by; Node documents no other way in.
+ */
+export function handOverAgain(server: HttpServer, socket: Duplex): void {
+  server.emit('connection', socket);
 }
 
 /** @koa/router: the path pattern of the route that matched the request, e.g. `/v1/sync/:id`. */

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { actionTypeRule, newRecordId, unsignedGuard } from '../mailbox/index.js';
+import { actionTypeRule, unsignedGuard } from '../action-types/index.js';
+import { newRecordId } from '../core/record-id.js';
 import { SIDES, type Side } from '../core/sides.js';
 import type { AuthConfig } from './variables.js';
 import { PURPOSE, type SignedRoute } from '../core/signed-routes.js';

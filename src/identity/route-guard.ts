@@ -3,7 +3,7 @@ import type { SignedRoute } from '../core/signed-routes.js';
 import type { AuthGate } from './gate.js';
 import { okJson, type RelayState } from '../core/http/context.js';
 import { AppError } from '../core/errors.js';
-import type { StoredAnswer } from '../core/types.js';
+import type { StoredAnswer } from '../core/feature.js';
 
 /** Redis answered the command with an error: it refused it, so nothing of it was applied. */
 function isRefusedByRedis(err: unknown): boolean {

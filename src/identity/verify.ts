@@ -7,8 +7,9 @@ import type { SignatureVerifier } from './signature.js';
 
 /**
  * The identity checks of a signed request (docs/api.md, "Identity-signed requests"), in their fixed order,
- * cheapest first: everything up to the script's match against the on-chain identity is string work, so a junk
- * signature for a public identity (whose script is never on chain) is refused before any curve arithmetic.
+ * cheapest first: everything up to the script's match against the identity (an address, which shows only the
+ * script's hash) is string work, so a junk signature from someone holding only the address is refused before any
+ * curve arithmetic.
  * Pure: no clock (the caller passes `nowMs`), no Redis, no HTTP.
  */
 
@@ -196,8 +197,8 @@ function check(
   // 6
   const keys = MULTISIG_2_OF_2.exec(script);
   if (!keys) refuse(location, 'witnessScript', 'script', 'witnessScript must be a 2-of-2 multisig script');
-  // 7: the script is the pair's (its hash is the address's witness program); never on chain, so a stranger
-  // holding only the address stops here.
+  // 7: the script is the pair's (its hash is the address's witness program). The address does not reveal it (only
+  // a spend from the address puts it on chain), so a stranger holding only the address stops here.
   const address = p2wshProgram(wkIdentity);
   const scriptBytes = Buffer.from(script, 'hex');
   if (!address || !createHash('sha256').update(scriptBytes).digest().equals(address.program)) {

@@ -1,21 +1,25 @@
 import type { SignedRoute } from '../core/signed-routes.js';
 import type { CoreConfig } from '../core/config/config.js';
 import type { MailboxConfig } from './variables.js';
-import type { MountedRoute, WriteGuards } from '../core/feature.js';
-import { ACTION_BODY_LIMIT } from '../core/http/body.js';
+import type { MountedRoute, StoredAnswer, WriteGuards } from '../core/feature.js';
 import { okJson } from '../core/http/context.js';
 import type { RouteSpec } from '../core/http/route-spec.js';
 import { AppError } from '../core/errors.js';
 import { readWithin } from '../core/limits/rate-limit.js';
 import { errorFields } from '../core/log.js';
-import { recordPushEnqueueMiss } from './metrics.js';
+import { recordIntentAppendMiss } from './metrics.js';
 import { validator } from '../core/validation/validate.js';
 import { actionBody } from './schema.js';
 import { idParams } from '../core/validation/common-schema.js';
-import { actionTypeRule, pushSide, unsignedGuard } from './action-types.js';
-import { PendingVerified, type ActionStore, type WriteOrigin } from './store.js';
-import { newRecordId } from './record-id.js';
-import type { ActionRecord, ActionRequest, StoredAnswer } from '../core/types.js';
+import { actionTypeRule, pushSide, unsignedGuard } from '../action-types/index.js';
+import {
+  PendingVerified,
+  type ActionRecord,
+  type ActionRequest,
+  type ActionStore,
+  type WriteOrigin,
+} from './store.js';
+import { newRecordId } from '../core/record-id.js';
 
 const parseBody = validator<ActionRequest>('body', actionBody);
 const parseParams = validator<{ id: string }>('params', idParams);
@@ -67,6 +71,8 @@ function storedAction(store: ActionStore): StoredAnswer {
 export interface ActionEvents {
   stored(record: ActionRecord, json: string): void;
 }
+
+export const ACTION_BODY_LIMIT = 2 * 1024 * 1024;
 
 export const actionWrite = {
   method: 'post',
@@ -139,7 +145,7 @@ export const actionRoutes: MountedRoute<ActionDeps>[] = [
           events.stored(record, json);
           // A push intent that could not be appended never fails a stored action: the socket event and GET deliver it.
           if (intentMissed !== undefined) {
-            recordPushEnqueueMiss();
+            recordIntentAppendMiss();
             ctx.state.log.warn('push intent not appended', {
               recordId: record.id,
               action: record.action,

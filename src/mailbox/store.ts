@@ -1,14 +1,40 @@
 import type { LimitedReply, LimitedWork } from '../core/limits/rate-limit.js';
 import { Cluster } from 'ioredis';
-import { intentFields } from './push-intent.js';
+import { encodeIntent } from '../push/index.js';
 import { waitReady, type RedisClient } from '../core/redis/clients.js';
-import type { ActionRecord } from '../core/types.js';
 import type { Keys } from '../core/redis/keys.js';
 import { defineScript, readScript } from '../core/redis/scripts.js';
 import type { WriteAck } from '../core/redis/write-ack.js';
 
 const LIMITED_READ = readScript(new URL('lua/read-limited-2.lua', import.meta.url));
 const REPLACE_GUARDED = readScript(new URL('lua/replace-guarded-2.lua', import.meta.url));
+
+interface Utxo {
+  txid: string;
+  vout: number | string;
+  scriptPubKey?: string;
+  satoshis?: number | string;
+  confirmations?: number;
+  coinbase?: boolean;
+}
+
+export interface ActionRequest {
+  chain: string;
+  wkIdentity: string;
+  action: string;
+  payload: string;
+  path?: string;
+  utxos?: Utxo[];
+}
+
+export interface ActionRecord extends ActionRequest {
+  /** A random identifier of this stored record, new on every POST: what deliveries and push jobs go by. */
+  id: string;
+  createdAt: string;
+  expiresAt: string;
+  /** The same as expiresAt, under API_PROFILE=ssp-apps (the released apps' countdown reads this name). */
+  expireAt?: string;
+}
 
 /**
  * Who wrote a record: a verified (signed) write of a request to the key, which stays the pair's pending request
@@ -120,7 +146,7 @@ export class ActionStore {
   /** Entries older than any action can live name no record any more: each append trims them. */
   private appendIntent(record: ActionRecord) {
     const minId = Date.now() - this.ttlSeconds * 1000;
-    return this.redis.xadd(this.keys.pushIntents, 'MINID', minId, '*', ...intentFields(record));
+    return this.redis.xadd(this.keys.pushIntents, 'MINID', minId, '*', ...encodeIntent(record));
   }
 
   /** Resolves once the mailbox's client is connected; rejects after `timeoutMs`. */
@@ -133,7 +159,7 @@ export class ActionStore {
     return this.redis.get(this.keys.action(wkIdentity));
   }
 
-  /** readJson as work the global rate limit can run in its own script (GlobalLimit.around). */
+  /** readJson as work the global rate limit can run in its own script (GlobalLimit.runWithinLimit). */
   recordRead(wkIdentity: string): LimitedWork<string | null> {
     const key = this.keys.action(wkIdentity);
     const unlimited = () => this.redis.get(key);

@@ -1,6 +1,6 @@
 import type { Feature } from '../core/feature.js';
 import { marketReads, type MarketDeps } from './routes.js';
-import { services, type ServicesDeps } from './services-route.js';
+import { services, type ServicesDeps } from './services.js';
 import { startRefresh, type RefreshDeps } from './worker.js';
 
 export { MarketStore } from './store.js';

@@ -1,9 +1,9 @@
 import type { Feature } from '../core/feature.js';
-import { recoveryPubRoutes, type RecoveryPubDeps } from './recovery-pub-routes.js';
+import { recoveryPubRoutes, type RecoveryPubDeps } from './recovery-pub/routes.js';
 import { syncRoutes, type SyncDeps } from './routes.js';
 
-export { recoveryPubBody } from './recovery-pub-schema.js';
-export { RecoveryPubStore } from './recovery-pub-store.js';
+export { recoveryPubBody } from './recovery-pub/schema.js';
+export { RecoveryPubStore } from './recovery-pub/store.js';
 export { syncRecord } from './schema.js';
 export { SyncStore } from './store.js';
 

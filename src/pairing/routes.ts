@@ -1,6 +1,5 @@
 import type { SignedRoute } from '../core/signed-routes.js';
-import type { MountedRoute, WriteGuards } from '../core/feature.js';
-import { SYNC_BODY_LIMIT } from '../core/http/body.js';
+import type { MountedRoute, StoredAnswer, WriteGuards } from '../core/feature.js';
 import { okJson, type RelayState } from '../core/http/context.js';
 import type { RouteSpec } from '../core/http/route-spec.js';
 import { AppError } from '../core/errors.js';
@@ -8,12 +7,12 @@ import { readWithin } from '../core/limits/rate-limit.js';
 import { validator } from '../core/validation/validate.js';
 import { idParams } from '../core/validation/common-schema.js';
 import { SYNC_OPTIONAL_FIELDS, syncBody } from './schema.js';
-import type { SyncStore } from './store.js';
-import type { StoredAnswer, SyncRecord, TokenRegistration } from '../core/types.js';
+import type { SyncRecord, SyncStore } from './store.js';
 import {
   registrationRefusal,
   tokenRegistrationLimits,
   type TokenDeps,
+  type TokenRegistration,
   type TokenRegistrationLimits,
 } from '../push/index.js';
 import { recordSyncTokenSkipped } from './metrics.js';
@@ -59,6 +58,9 @@ function storedSync(store: SyncStore): StoredAnswer {
     return stored === json ? stored : null;
   };
 }
+
+/** docs/api.md#post-v1sync: the largest valid record (1000 nonces of 500 characters) must fit. */
+const SYNC_BODY_LIMIT = 640 * 1024;
 
 export const syncWrite = {
   method: 'post',

@@ -1,12 +1,26 @@
 import type { LimitedReply, LimitedWork } from '../core/limits/rate-limit.js';
 import type { RedisClient } from '../core/redis/clients.js';
-import type { SyncRecord } from '../core/types.js';
 import type { Keys } from '../core/redis/keys.js';
 import { defineScript, readScript } from '../core/redis/scripts.js';
 import type { WriteAck } from '../core/redis/write-ack.js';
 
 const READ_WITH_GRACE = readScript(new URL('lua/read-1.lua', import.meta.url));
 const LIMITED_READ = readScript(new URL('lua/read-limited-2.lua', import.meta.url));
+
+export interface SyncRecord {
+  chain: string;
+  walletIdentity: string;
+  keyXpub: string;
+  wkIdentity: string;
+  generatedAddress?: string;
+  publicNonces?: (string | { kPublic: string; kTwoPublic: string })[];
+  walletXpub?: string;
+  keyIdentity?: string;
+  redeemScript?: string;
+  witnessScript?: string;
+  recoveryXpub?: string;
+  xpubSignature?: string;
+}
 
 export interface SyncLifecycle {
   ttlSeconds: number;
@@ -44,7 +58,7 @@ export class SyncStore {
 
   /**
    * The stored record as JSON text, or null; the first read starts the grace period. As work the global rate
-   * limit can run in its own script (GlobalLimit.around): a refused request leaves the record as it was.
+   * limit can run in its own script (GlobalLimit.runWithinLimit): a refused request leaves the record as it was.
    */
   recordRead(walletIdentity: string): LimitedWork<string | null> {
     const key = this.keys.sync(walletIdentity);

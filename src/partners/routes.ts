@@ -1,4 +1,4 @@
-import { parametersBody, SIGN_BODY_LIMIT } from '../core/http/body.js';
+import { parametersBody } from '../core/http/body.js';
 import type { CoreConfig } from '../core/config/config.js';
 import type { PartnersConfig } from './variables.js';
 import { ok } from '../core/http/context.js';
@@ -12,6 +12,9 @@ import { MAX_SIGNED_CHARS, partnerRegistry, signParameters } from './partners.js
 import { signBody } from './schema.js';
 
 const parseParameters = validator<Record<string, string>>('body', signBody);
+
+/** Partner parameters are at most 5000 characters once signed; 16 KiB leaves room for JSON escapes. */
+const SIGN_BODY_LIMIT = 16 * 1024;
 
 export const signRoute = {
   method: 'post',

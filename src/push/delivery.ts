@@ -1,13 +1,12 @@
 import { UnrecoverableError, type Job, type MinimalJob } from 'bullmq';
-import { actionTypeRule, type ActionStore } from '../mailbox/index.js';
+import { actionTypeRule } from '../action-types/index.js';
 import { errorFields, type Logger } from '../core/log.js';
 import type { DeliveryAttempt } from '../core/queue/attempt.js';
 import { recordPushMessages, recordPushSkipped } from './metrics.js';
 import type { PushResult, PushSender } from './fcm/index.js';
-import type { ActionRecord } from '../core/types.js';
 import { tokenDigest, type PushJob } from './jobs.js';
 import type { PushThrottle } from './throttle.js';
-import type { TokenStore } from './token-store.js';
+import type { TokenStore } from './tokens/store.js';
 
 type SkipReason = 'superseded' | 'expired' | 'throttled';
 
@@ -34,11 +33,16 @@ export function pushBackoff(attemptsMade: number, _type?: string, err?: Error, j
   return Math.round(Math.max(exponential, asked));
 }
 
+/** What delivery reads of the mailbox: the JSON text of the record a pair's mailbox holds, or null. */
+export interface MailboxReader {
+  readJson(wkIdentity: string): Promise<string | null>;
+}
+
 /** The job is about one stored record: once the mailbox holds another one (the reply came) or none, it is moot. */
 function skipReason(stored: string | null, job: PushJob, nowMs: number): SkipReason | undefined {
   if (Date.parse(job.expiresAt) <= nowMs) return 'expired';
   if (stored === null) return 'expired';
-  return (JSON.parse(stored) as ActionRecord).id === job.id ? undefined : 'superseded';
+  return (JSON.parse(stored) as Pick<PushJob, 'id'>).id === job.id ? undefined : 'superseded';
 }
 
 interface Tally {
@@ -95,7 +99,7 @@ function reasons(results: PromiseSettledResult<PushResult>[]): Record<string, nu
 /** What a push delivery reads and updates, and where it logs. */
 export interface PushDeliveryParts {
   sender: PushSender;
-  actions: ActionStore;
+  actions: MailboxReader;
   tokens: TokenStore;
   throttle: PushThrottle;
   /** The queue's pause after a rate limit that named none (PUSH_RETRY_BASE_MS). */

@@ -1,5 +1,5 @@
 import type { Feature } from '../core/feature.js';
-import { tokenRegistration, type TokenDeps } from './routes.js';
+import { tokenRegistration, type TokenDeps } from './tokens/routes.js';
 import { startPushWorker, type PushWorkerDeps } from './worker.js';
 
 export { readServiceAccount, type PushSettings } from './fcm/index.js';
@@ -10,9 +10,10 @@ export {
   type RegistrationLimit,
   type TokenDeps,
   type TokenRegistrationLimits,
-} from './routes.js';
-export { pushToken } from './schema.js';
-export { TokenStore } from './token-store.js';
+} from './tokens/routes.js';
+export { pushToken } from './tokens/schema.js';
+export { encodeIntent } from './intent.js';
+export { TokenStore, type TokenRegistration } from './tokens/store.js';
 
 /** Push notifications: the pair's device tokens, and the worker part that delivers an action's push. */
 export const push: Feature<TokenDeps, PushWorkerDeps> = {

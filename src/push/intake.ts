@@ -2,13 +2,14 @@ import { hostname } from 'node:os';
 import type { JobsOptions, Queue } from 'bullmq';
 import { errorFields, type Logger } from '../core/log.js';
 import { recordPushIntents, type IntentOutcome } from './metrics.js';
-import { pushSide } from '../mailbox/index.js';
-import { jobOfIntent, pushJobId, type PushJob } from './jobs.js';
+import { pushSide } from '../action-types/index.js';
+import { decodeIntent } from './intent.js';
+import { pushJobId, type PushJob } from './jobs.js';
 import { replyCode, type RedisClient } from '../core/redis/clients.js';
 import { Liveness } from '../core/redis/liveness.js';
 import { RELEASE_MS, settlesWithin } from '../core/role.js';
 import type { Keys } from '../core/redis/keys.js';
-import { liveTokensSince } from './token-store.js';
+import { liveTokensSince } from './tokens/store.js';
 
 /** The consumer group every worker reads the intents through: each intent is owned by one worker at a time. */
 export const INTAKE_GROUP = 'push-intake';
@@ -203,11 +204,11 @@ export class PushIntake {
     const counts: Record<IntentOutcome, number> = { queued: 0, no_tokens: 0, expired: 0, malformed: 0 };
     const candidates: PushJob[] = [];
     for (const [, fields] of entries) {
-      const job = jobOfIntent(fields);
+      const intent = decodeIntent(fields);
       // A deleted entry (null fields) was trimmed: older than any action can live.
-      if (fields === null || (job && Date.parse(job.expiresAt) <= now)) counts.expired++;
-      else if (!job || !pushSide(job.action)) counts.malformed++;
-      else candidates.push(job);
+      if (fields === null || (intent && Date.parse(intent.expiresAt) <= now)) counts.expired++;
+      else if (!intent || !pushSide(intent.action)) counts.malformed++;
+      else candidates.push({ ...intent, done: [] });
     }
     const since = liveTokensSince(now);
     const tokens = await Promise.all(

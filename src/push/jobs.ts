@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
 import type { PushConfig } from './variables.js';
 import { KEEP_FAILED_SECONDS } from '../core/queue/prefix.js';
-import type { ActionRecord } from '../core/types.js';
+import type { PushIntent } from './intent.js';
 
 /** BullMQ queue of push notifications; its keys are `<KEY_PREFIX>{bull:push}:push:…` (see queuePrefix). */
 export const PUSH_QUEUE = 'push';
@@ -15,38 +15,15 @@ export const PUSH_BACKOFF = 'push';
  * while this very record is still there. `done` holds hashes of the tokens already dealt with (sent, removed or
  * failed for good), so a retry goes only to the tokens that failed temporarily.
  */
-export interface PushJob {
-  /** The id of the record it is about. */
-  id: string;
-  wkIdentity: string;
-  action: string;
-  expiresAt: string;
+export interface PushJob extends PushIntent {
   done: string[];
 }
-
-/** The job an intent asks for, or undefined for an entry that is no intent (deleted, or not written by the relay). */
-export function jobOfIntent(fields: readonly string[] | null): PushJob | undefined {
-  if (!fields) return undefined;
-  const field = new Map<string, string>();
-  for (let i = 0; i + 1 < fields.length; i += 2) field.set(fields[i]!, fields[i + 1]!);
-  const [id, wkIdentity, action, expiresAt] = ['id', 'wkIdentity', 'action', 'expiresAt'].map((f) =>
-    field.get(f),
-  );
-  if (!id || !RECORD_ID.test(id) || !wkIdentity || !action || !expiresAt) return undefined;
-  return Number.isNaN(Date.parse(expiresAt)) ? undefined : { id, wkIdentity, action, expiresAt, done: [] };
-}
-
-/**
- * A record id as newRecordId makes them. Checked because it becomes the job id, and an id BullMQ refuses would
- * fail the intake's whole batch on every try.
- */
-const RECORD_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
  * Same stored record, same job id: a repeated intent finds the job already there and sends nothing twice, and
  * two records, however close in time, are two jobs. Record ids are base64url, which BullMQ ids may hold.
  */
-export function pushJobId(record: Pick<ActionRecord, 'id'>): string {
+export function pushJobId(record: Pick<PushIntent, 'id'>): string {
   return `push-${record.id}`;
 }
 

@@ -12,7 +12,7 @@ import { deliverPush, pushBackoff, type PushDeliveryParts } from './delivery.js'
 import { PushIntake } from './intake.js';
 import { PUSH_BACKOFF, PUSH_QUEUE, pushJobOptions, type PushJob } from './jobs.js';
 import { PushThrottle } from './throttle.js';
-import type { TokenStore } from './token-store.js';
+import type { TokenStore } from './tokens/store.js';
 
 /** What the push worker uses of the worker role: its store client, key names and the stores it reads. */
 export interface PushWorkerDeps {

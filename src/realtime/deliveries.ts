@@ -1,5 +1,5 @@
 import { socketMetrics } from './metrics.js';
-import type { ActionRecord } from '../core/types.js';
+import type { ActionRecord } from '../mailbox/index.js';
 import type { RelayServer, RelaySocket } from './types.js';
 
 /**

@@ -1,7 +1,7 @@
-import { actionTypeRule } from '../mailbox/index.js';
+import { actionTypeRule } from '../action-types/index.js';
 import type { Side } from '../core/sides.js';
 import { errorFields, type Logger } from '../core/log.js';
-import type { ActionRecord } from '../core/types.js';
+import type { ActionRecord } from '../mailbox/index.js';
 import { deliverToRoom } from './deliveries.js';
 import type { RoomChannels } from './room-channels.js';
 import type { RelayServer } from './types.js';

@@ -1,6 +1,6 @@
-import { actionTypeRule, type ActionStore } from '../mailbox/index.js';
+import { actionTypeRule } from '../action-types/index.js';
+import type { ActionRecord, ActionStore } from '../mailbox/index.js';
 import { errorFields, type Logger } from '../core/log.js';
-import type { ActionRecord } from '../core/types.js';
 import { deliverToRoom, sendOnce } from './deliveries.js';
 import type { RelayServer, RelaySocket } from './types.js';
 

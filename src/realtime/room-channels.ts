@@ -5,7 +5,7 @@ import { errorFields, type Logger } from '../core/log.js';
 import { socketMetrics } from './metrics.js';
 import { createRedis, type RedisClient } from '../core/redis/clients.js';
 import type { RedisTopology } from '../core/config/config.js';
-import type { ActionRecord } from '../core/types.js';
+import type { ActionRecord } from '../mailbox/index.js';
 import { deliverToRoom } from './deliveries.js';
 import type { RelayServer } from './types.js';
 

@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import { waitReady, type RedisClient } from '../core/redis/clients.js';
 import { Server } from 'socket.io';
-import { REPLAY_SIDE, type ActionStore } from '../mailbox/index.js';
+import { REPLAY_SIDE } from '../action-types/index.js';
+import type { ActionStore } from '../mailbox/index.js';
 import { SIDES, type Side } from '../core/sides.js';
 import type { AuthGate } from '../identity/index.js';
 import type { CoreConfig } from '../core/config/config.js';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Parser } from '@asyncapi/parser';
 import { expect } from 'chai';
 import { parse } from 'yaml';
-import { ACTION_TYPES } from '../../src/mailbox/action-types.js';
+import { ACTION_TYPES } from '../../src/action-types/table.js';
 import type { ApiProfile } from '../../src/core/config/config.js';
 import { buildAsyncApi } from '../../src/contract/asyncapi.js';
 import { buildOpenApi } from '../../src/contract/document.js';

@@ -1,5 +1,10 @@
 import { expect } from 'chai';
-import { checkPatchedLibraries, installedVersion, PATCHED_VERSIONS } from '../../src/core/library-patches.js';
+import {
+  checkPatchedLibraries,
+  installedVersion,
+  PATCHED_NODE_MAJORS,
+  PATCHED_VERSIONS,
+} from '../../src/core/library-patches.js';
 
 describe('library patches: start-up version check', () => {
   it('passes with the installed libraries: each is at the version its patch was written for', () => {
@@ -21,6 +26,17 @@ describe('library patches: start-up version check', () => {
     expect(() => checkPatchedLibraries({ ioredis: '5.11.1', '@koa/router': '15.7.0' }, installed)).to.throw(
       Error,
       /ioredis 9\.9\.9 .* 5\.11\.1; @koa\/router 9\.9\.9 .* 15\.7\.0/,
+    );
+  });
+
+  it('passes on the running Node, and throws on a Node major the patches were not written for, naming both', () => {
+    expect(PATCHED_NODE_MAJORS).to.include(Number(process.versions.node.split('.')[0]));
+    const installed = (name: string) => PATCHED_VERSIONS[name]!;
+    for (const major of [20, 22, 24])
+      expect(() => checkPatchedLibraries(PATCHED_VERSIONS, installed, `${major}.1.0`)).not.to.throw();
+    expect(() => checkPatchedLibraries(PATCHED_VERSIONS, installed, '26.0.0')).to.throw(
+      Error,
+      'Node 26.0.0 is running, the patches were written for Node 20, 22, 24',
     );
   });
 });

@@ -3,14 +3,14 @@ import { writeFileSync } from 'node:fs';
 import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/core/config/config.js';
 import { registry } from '../../src/core/metrics.js';
-import { intentFields } from '../../src/mailbox/push-intent.js';
+import { encodeIntent } from '../../src/push/intent.js';
 import { PUSH_QUEUE, pushJobId, tokenDigest } from '../../src/push/jobs.js';
 import { keysFor } from '../../src/core/redis/keys.js';
 import { WriteAck } from '../../src/core/redis/write-ack.js';
 import { queueKey, queuePrefix } from '../../src/core/queue/prefix.js';
 import { THIRD_PARTY_AUTH_REASON } from '../../src/push/fcm/fcm.js';
-import { TokenStore } from '../../src/push/token-store.js';
-import type { ActionRecord } from '../../src/core/types.js';
+import { TokenStore } from '../../src/push/tokens/store.js';
+import type { ActionRecord } from '../../src/mailbox/store.js';
 import { get, post, startTestApi, testEnv, type TestApi } from '../helpers/api.js';
 import {
   fcmError,
@@ -485,7 +485,7 @@ describe('push notifications (docs/api.md#what-a-push-carries)', () => {
   it('a repeated intent of the same stored record sends once', async () => {
     await register(PAIR, 'keyToken', 'k1');
     const record = await postAction(TX);
-    const again = () => redis().xadd(keys.pushIntents, '*', ...intentFields(record));
+    const again = () => redis().xadd(keys.pushIntents, '*', ...encodeIntent(record));
     await again();
     await again();
     await startFcmWorker();
@@ -548,7 +548,7 @@ describe('push notifications (docs/api.md#what-a-push-carries)', () => {
     await register(PAIR, 'keyToken', 'k1');
     const record = await postAction(TX);
     const ids = Array.from({ length: 20 }, (_, i) => `batch${i}`);
-    for (const id of ids) await redis().xadd(keys.pushIntents, '*', ...intentFields({ ...record, id }));
+    for (const id of ids) await redis().xadd(keys.pushIntents, '*', ...encodeIntent({ ...record, id }));
     await redis().xgroup('CREATE', keys.pushIntents, INTAKE_GROUP, '0');
     const { intake, queueClient, close } = await startIntake();
     // The queue's connection waits on a list first, so the batch's jobs wait behind it: the stop lands mid-batch.
@@ -578,13 +578,13 @@ describe('push notifications (docs/api.md#what-a-push-carries)', () => {
     await redis().xadd(
       keys.pushIntents,
       '*',
-      ...intentFields({ ...record, id: 'x1', action: 'somethingelse' }),
+      ...encodeIntent({ ...record, id: 'x1', action: 'somethingelse' }),
     );
-    await redis().xadd(keys.pushIntents, '*', ...intentFields({ ...record, id: 'x2', expiresAt: 'never' }));
+    await redis().xadd(keys.pushIntents, '*', ...encodeIntent({ ...record, id: 'x2', expiresAt: 'never' }));
     // Not a record id: it would become a job id, in a shape BullMQ may refuse.
-    await redis().xadd(keys.pushIntents, '*', ...intentFields({ ...record, id: 'bad:id' }));
+    await redis().xadd(keys.pushIntents, '*', ...encodeIntent({ ...record, id: 'bad:id' }));
     const past = new Date(Date.now() - 1000).toISOString();
-    await redis().xadd(keys.pushIntents, '*', ...intentFields({ ...record, id: 'x3', expiresAt: past }));
+    await redis().xadd(keys.pushIntents, '*', ...encodeIntent({ ...record, id: 'x3', expiresAt: past }));
     await startFcmWorker();
     await completed(record);
     await intentsTaken();

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { WebSocket } from 'ws';
-import { actionTypeRule, BUILT_IN_ACTION_TYPES as ACTION_TYPES } from '../../src/mailbox/action-types.js';
+import { actionTypeRule, BUILT_IN_ACTION_TYPES as ACTION_TYPES } from '../../src/action-types/table.js';
 import type { Side } from '../../src/core/sides.js';
 import { loadConfig } from '../../src/config.js';
 import { API_PROFILES, ConfigError } from '../../src/core/config/config.js';

@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { TOKEN_TTL_SECONDS, TokenStore } from '../../src/push/token-store.js';
+import { TOKEN_TTL_SECONDS, TokenStore } from '../../src/push/tokens/store.js';
 import { WriteAck } from '../../src/core/redis/write-ack.js';
 import { post, startTestApi } from '../helpers/api.js';
 import { redis, testRedis } from '../helpers/redis.js';

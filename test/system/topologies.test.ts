@@ -3,7 +3,7 @@ import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/core/config/config.js';
 import { WriteAck } from '../../src/core/redis/write-ack.js';
 import { MarketStore } from '../../src/market/store.js';
-import { TokenStore } from '../../src/push/token-store.js';
+import { TokenStore } from '../../src/push/tokens/store.js';
 import { errorBody, get, post, startTestApi, testEnv, type TestApi } from '../helpers/api.js';
 import { createRedis, waitReady } from '../../src/core/redis/clients.js';
 import {

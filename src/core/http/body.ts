@@ -13,16 +13,6 @@ declare module 'koa' {
 }
 
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
-export const ACTION_BODY_LIMIT = 2 * 1024 * 1024;
-/** docs/api.md#post-v1sync: the largest valid record (1000 nonces of 500 characters) must fit. */
-export const SYNC_BODY_LIMIT = 640 * 1024;
-/** Partner parameters are at most 5000 characters once signed; 16 KiB leaves room for JSON escapes. */
-export const SIGN_BODY_LIMIT = 16 * 1024;
-/**
- * Support forms allow 50,000 characters (docs/api.md#support-forms--post-v1ticket-post-v1contact); in UTF-8 that
- * is up to 200 KB, so 64 KB would refuse them.
- */
-export const SUPPORT_BODY_LIMIT = 256 * 1024;
 
 /**
  * The codings inflation decodes, by the names a client may send (matched case-insensitively). A Map, not an

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { currentResponse, requestInBody } from '../library-patches.js';
 import type { Logger } from '../log.js';
 import { envelope } from './error-envelope.js';
 import { AppError } from '../errors.js';
@@ -71,7 +72,7 @@ export function writeRefusal(res: ServerResponse, err: AppError, requestId?: str
 
 /**
  * Calls `then` once no response is pending on the connection: Node writes a connection's responses in order, the one
- * in progress in `_httpMessage` and the others queued behind it, each taking the socket when the one before
+ * in progress (currentResponse) and the others queued behind it, each taking the socket when the one before
  * finishes. Gives up (destroying nothing itself) if the connection closes first.
  */
 function afterPendingResponses(socket: Duplex, then: () => void): void {
@@ -85,17 +86,6 @@ function afterPendingResponses(socket: Duplex, then: () => void): void {
   const again = () => setImmediate(() => afterPendingResponses(socket, then));
   if (current.writableFinished) again();
   else current.once('finish', again).once('close', again);
-}
-
-/** The request whose body was arriving on the connection when it failed, if any. */
-function requestInBody(socket: Duplex): IncomingMessage | undefined {
-  const incoming = (socket as { parser?: { incoming?: IncomingMessage | null } }).parser?.incoming;
-  return incoming && !incoming.complete ? incoming : undefined;
-}
-
-/** The response Node is writing on the connection now (the others wait behind it). */
-function currentResponse(socket: Duplex): ServerResponse | undefined {
-  return (socket as { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
 }
 
 /**

@@ -3,6 +3,7 @@ import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { rawRefusal, writeRefusal } from './client-errors.js';
 import { AppError, unavailable } from '../errors.js';
+import { handOverAgain } from '../library-patches.js';
 import { requestIdFrom } from './request-id.js';
 
 /** Every answer the server writes (Koa's, socket.io's engine's, Node's own) tells browsers not to sniff it. */
@@ -160,6 +161,6 @@ export class RawRequestGuard {
     }
     // Node decodes header bytes as latin1, so this gives back the bytes the client sent.
     socket.unshift(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), head]));
-    this.server.emit('connection', socket);
+    handOverAgain(this.server, socket);
   }
 }

@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import { expect } from 'chai';
-import { ACTION_BODY_LIMIT, JSON_LIMITS } from '../../../src/core/http/body.js';
+import { JSON_LIMITS } from '../../../src/core/http/body.js';
+import { ACTION_BODY_LIMIT } from '../../../src/mailbox/routes.js';
 import { listen } from '../../../src/core/http/listen.js';
 import { captureConsole, LIBRARY_LINES_FOLLOWED } from '../../../src/core/capture-console.js';
 import { createLogger } from '../../../src/core/log.js';

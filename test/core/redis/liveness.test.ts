@@ -4,7 +4,7 @@ import { loadConfig } from '../../../src/config.js';
 import { ConfigError } from '../../../src/core/config/config.js';
 import { createLogger } from '../../../src/core/log.js';
 import { registry } from '../../../src/core/metrics.js';
-import { intentFields } from '../../../src/mailbox/push-intent.js';
+import { encodeIntent } from '../../../src/push/intent.js';
 import { PUSH_QUEUE } from '../../../src/push/jobs.js';
 import { queuePrefix } from '../../../src/core/queue/prefix.js';
 import { createRedis } from '../../../src/core/redis/clients.js';
@@ -165,7 +165,7 @@ describe('liveness of the long-lived Redis connections (docs/operations.md#conne
       await redis().xadd(
         keys.pushIntents,
         '*',
-        ...intentFields({ id: 'live3', wkIdentity: 'live3', action: 'tx', expiresAt }),
+        ...encodeIntent({ id: 'live3', wkIdentity: 'live3', action: 'tx', expiresAt }),
       );
       await waitFor(
         'the intent taken',

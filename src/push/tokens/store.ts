@@ -1,9 +1,20 @@
-import type { RedisClient } from '../core/redis/clients.js';
-import type { TokenCounts, TokenRegistration } from '../core/types.js';
-import type { Keys } from '../core/redis/keys.js';
-import { SIDES, type Side } from '../core/sides.js';
-import { DELETE_IF_EQUAL, defineScript, readScript } from '../core/redis/scripts.js';
-import type { WriteAck } from '../core/redis/write-ack.js';
+import type { RedisClient } from '../../core/redis/clients.js';
+import type { Keys } from '../../core/redis/keys.js';
+import { SIDES, type Side } from '../../core/sides.js';
+import { DELETE_IF_EQUAL, defineScript, readScript } from '../../core/redis/scripts.js';
+import type { WriteAck } from '../../core/redis/write-ack.js';
+
+export interface TokenRegistration {
+  wkIdentity: string;
+  keyToken?: string;
+  walletToken?: string;
+}
+
+export interface TokenCounts {
+  wkIdentity: string;
+  keyTokens: number;
+  walletTokens: number;
+}
 
 /** docs/api.md#push-tokens--post-v1token: at most this many tokens per identity and side; the oldest registrations are dropped. */
 const MAX_TOKENS_PER_SIDE = 100;

@@ -1,4 +1,4 @@
-import { identifier } from '../core/validation/common-schema.js';
+import { identifier } from '../../core/validation/common-schema.js';
 
 /** POST /v1/recoverypub: the key app's recovery account xpub and its signature over it. */
 export const recoveryPubBody = {

@@ -1,8 +1,8 @@
 import { ConfigError } from '../core/config/errors.js';
 import { AppError } from '../core/errors.js';
 import { validator } from '../core/validation/validate.js';
-import { BUILT_IN_ACTION_TYPES, type ExtraActionType } from './action-types.js';
-import { actionTypesExtra } from './action-types-schema.js';
+import { BUILT_IN_ACTION_TYPES, type ExtraActionType } from './table.js';
+import { actionTypesExtra } from './schema.js';
 
 const parseActionTypesExtra = validator<ExtraActionType[]>('config', actionTypesExtra);
 

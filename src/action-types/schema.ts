@@ -1,6 +1,6 @@
 import { SIDES } from '../core/sides.js';
 import { identifier } from '../core/validation/common-schema.js';
-import { REPLAY_SIDE } from './action-types.js';
+import { REPLAY_SIDE } from './table.js';
 
 /** ACTION_TYPES_EXTRA: rows an operator adds to the action-type table (docs/operations.md). */
 export const actionTypesExtra = {

@@ -1,18 +1,17 @@
-import type { SignedRoute } from '../core/signed-routes.js';
-import type { PairingConfig } from './variables.js';
-import type { MountedRoute, WriteGuards } from '../core/feature.js';
-import { DEFAULT_BODY_LIMIT } from '../core/http/body.js';
-import { okJson } from '../core/http/context.js';
-import type { RouteSpec } from '../core/http/route-spec.js';
-import type { LimiterFactory } from '../core/limits/limiters.js';
-import { AppError } from '../core/errors.js';
-import { consumeOrReject } from '../core/limits/rate-limit.js';
-import { recordRecoveryPubWrite } from './metrics.js';
-import { validator } from '../core/validation/validate.js';
-import { idParams } from '../core/validation/common-schema.js';
-import { recoveryPubBody } from './recovery-pub-schema.js';
-import type { RecoveryPubStore } from './recovery-pub-store.js';
-import type { RecoveryPub, StoredAnswer } from '../core/types.js';
+import type { SignedRoute } from '../../core/signed-routes.js';
+import type { PairingConfig } from '../variables.js';
+import type { MountedRoute, StoredAnswer, WriteGuards } from '../../core/feature.js';
+import { DEFAULT_BODY_LIMIT } from '../../core/http/body.js';
+import { okJson } from '../../core/http/context.js';
+import type { RouteSpec } from '../../core/http/route-spec.js';
+import type { LimiterFactory } from '../../core/limits/limiters.js';
+import { AppError } from '../../core/errors.js';
+import { consumeOrReject } from '../../core/limits/rate-limit.js';
+import { recordRecoveryPubWrite } from '../metrics.js';
+import { validator } from '../../core/validation/validate.js';
+import { idParams } from '../../core/validation/common-schema.js';
+import { recoveryPubBody } from './schema.js';
+import type { RecoveryPub, RecoveryPubStore } from './store.js';
 
 type RecoveryPubRequest = Omit<RecoveryPub, 'createdAt'>;
 

@@ -1,18 +1,17 @@
-import type { SignedRoute } from '../core/signed-routes.js';
+import type { SignedRoute } from '../../core/signed-routes.js';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { PushConfig } from './variables.js';
-import type { MountedRoute, WriteGuards } from '../core/feature.js';
-import { DEFAULT_BODY_LIMIT } from '../core/http/body.js';
-import { ok } from '../core/http/context.js';
-import type { RouteSpec } from '../core/http/route-spec.js';
-import type { LimiterFactory } from '../core/limits/limiters.js';
-import { consumeWithin, rateLimited } from '../core/limits/rate-limit.js';
-import type { AppError } from '../core/errors.js';
-import { validator } from '../core/validation/validate.js';
+import type { PushConfig } from '../variables.js';
+import type { MountedRoute, StoredAnswer, WriteGuards } from '../../core/feature.js';
+import { DEFAULT_BODY_LIMIT } from '../../core/http/body.js';
+import { ok } from '../../core/http/context.js';
+import type { RouteSpec } from '../../core/http/route-spec.js';
+import type { LimiterFactory } from '../../core/limits/limiters.js';
+import { consumeWithin, rateLimited } from '../../core/limits/rate-limit.js';
+import type { AppError } from '../../core/errors.js';
+import { validator } from '../../core/validation/validate.js';
 import { tokenBody } from './schema.js';
-import { SIDES } from '../core/sides.js';
-import type { TokenStore } from './token-store.js';
-import type { StoredAnswer, TokenRegistration } from '../core/types.js';
+import { SIDES } from '../../core/sides.js';
+import type { TokenRegistration, TokenStore } from './store.js';
 
 const parseBody = validator<TokenRegistration>('body', tokenBody);
 

@@ -1,7 +1,15 @@
-import type { RedisClient } from '../core/redis/clients.js';
-import type { RecoveryPub } from '../core/types.js';
-import type { Keys } from '../core/redis/keys.js';
-import type { WriteAck } from '../core/redis/write-ack.js';
+import type { RedisClient } from '../../core/redis/clients.js';
+import type { Keys } from '../../core/redis/keys.js';
+import type { WriteAck } from '../../core/redis/write-ack.js';
+
+/** The key app's recovery account xpub of a pair, kept RECOVERYPUB_TTL_DAYS after its last write or read. */
+export interface RecoveryPub {
+  wkIdentity: string;
+  recoveryXpub: string;
+  xpubSignature: string;
+  chain: string;
+  createdAt: string;
+}
 
 /**
  * The key app's recovery xpub per pair: public data the wallet verifies itself, so a pair made before the sync

@@ -6,7 +6,7 @@ const pool = Buffer.alloc(ID_BYTES * POOL_IDS);
 let next = POOL_IDS;
 
 /**
- * An action record's id: 128 random bits as 22 base64url characters, so two POSTs in one millisecond are still
+ * The id a verified write goes by, and an action record's: 128 random bits as 22 base64url characters, so two POSTs in one millisecond are still
  * two records. The bits come from a pool refilled 256 ids at a time, as Node does for randomUUID: a call into
  * the system's random source per id is a visible share of every POST (docs/benchmarks.md).
  */

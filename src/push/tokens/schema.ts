@@ -1,4 +1,4 @@
-import { identifier } from '../core/validation/common-schema.js';
+import { identifier } from '../../core/validation/common-schema.js';
 
 export const pushToken = { type: 'string', minLength: 1, maxLength: 5000 } as const;
 
