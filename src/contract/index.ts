@@ -8,7 +8,6 @@ export { bareRoutes } from './document.js';
 
 /** The machine-readable contracts, built from the schemas the routes validate with (document.ts) and the events (asyncapi.ts). */
 export const contract: Feature<ContractDeps> = {
-  name: 'contract',
   routes: [
     { spec: openApiRead, handling: ({ specs, config }) => serve(buildOpenApi(specs, config.apiProfile)) },
     { spec: asyncApiRead, handling: () => serve(buildAsyncApi()) },

@@ -16,7 +16,6 @@ export interface MountedRoute<Deps> {
  * `ApiDeps` and `WorkerDeps` are what the composition hands it; each feature names the part it reads.
  */
 export interface Feature<ApiDeps, WorkerDeps = never> {
-  name: string;
   routes?: readonly MountedRoute<ApiDeps>[];
   worker?(deps: WorkerDeps): Promise<RoleHandle>;
 }

@@ -8,4 +8,4 @@ export { announceVerifier, chooseVerifier } from './signature.js';
 export { AuthStore } from './store.js';
 
 /** Identity signatures of writes and joins, and the nonce status the key app polls. */
-export const identity: Feature<unknown> = { name: 'identity', routes: [nonceStatus] };
+export const identity: Feature<unknown> = { routes: [nonceStatus] };

@@ -6,4 +6,4 @@ export { actionBody } from './schema.js';
 export { ActionStore, type ActionRecord } from './store.js';
 
 /** The pair's action mailbox: a request from one app, the reply from the other. */
-export const mailbox: Feature<ActionDeps> = { name: 'mailbox', routes: actionRoutes };
+export const mailbox: Feature<ActionDeps> = { routes: actionRoutes };

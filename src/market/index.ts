@@ -8,7 +8,6 @@ export { REFRESH_QUEUE } from './worker.js';
 
 /** Rates, fees and token metadata served from Redis, the services the apps show, and their refresh. */
 export const market: Feature<MarketDeps & ServicesDeps, RefreshDeps> = {
-  name: 'market',
   routes: [...marketReads, services],
   worker: startRefresh,
 };

@@ -9,6 +9,5 @@ export { SyncStore } from './store.js';
 
 /** The pair's records: the key app's sync for the wallet, and its recovery xpub. */
 export const pairing: Feature<SyncDeps & RecoveryPubDeps> = {
-  name: 'pairing',
   routes: [...syncRoutes, ...recoveryPubRoutes],
 };

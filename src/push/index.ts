@@ -17,7 +17,6 @@ export { TokenStore, type TokenRegistration } from './tokens/store.js';
 
 /** Push notifications: the pair's device tokens, and the worker part that delivers an action's push. */
 export const push: Feature<TokenDeps, PushWorkerDeps> = {
-  name: 'push',
   routes: [tokenRegistration],
   worker: startPushWorker,
 };

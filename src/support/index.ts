@@ -6,7 +6,6 @@ export { SUPPORT_QUEUE } from './jobs.js';
 
 /** Support forms queued for the helpdesk, and the worker part that delivers them. */
 export const support: Feature<SupportDeps, SupportWorkerDeps> = {
-  name: 'support',
   routes: supportForms,
   worker: startSupportWorker,
 };

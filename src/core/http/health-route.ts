@@ -28,7 +28,6 @@ export const readinessRead = {
 
 /** Outside /v1 and not rate limited: liveness never looks at Redis; readiness does. */
 export const health: Feature<{ readiness: Readiness }> = {
-  name: 'health',
   routes: [
     { spec: livenessRead, handling: () => ({ handler: (ctx) => ok(ctx, { status: 'ok' }) }) },
     {
