@@ -7,9 +7,11 @@ import { outerMiddleware } from './core/http/outer-middleware.js';
 import { mount } from './core/http/route-spec.js';
 import { createRouter, consumesLimitInScript, isV1, unmatched } from './core/http/routing.js';
 import { sharedLimiter, type LimiterFactory } from './core/limits/limiters.js';
+import type { Feature } from './core/feature.js';
 import { rateLimit, writeBudget } from './core/limits/rate-limit-middleware.js';
 import { GlobalLimit } from './core/limits/rate-limit.js';
-import { API_ROUTES, FEATURES, type ApiDeps, type ApiParts } from './features.js';
+import type { ApiDeps, ApiParts } from './deps.js';
+import { API_ROUTES, FEATURES } from './features.js';
 import { signedBody } from './identity/index.js';
 
 /** The Koa app: middleware in request order, then every feature's routes. */
@@ -38,7 +40,8 @@ export function buildApp(parts: ApiParts): Koa<RelayState> {
     specs: API_ROUTES,
   };
   const router = createRouter();
-  for (const feature of FEATURES) {
+  const features: readonly Feature<ApiDeps>[] = FEATURES;
+  for (const feature of features) {
     for (const route of feature.routes ?? []) mount(router, route.spec, route.handling(deps));
   }
 

@@ -1,30 +1,11 @@
 import { coreConfig, readValues, runs, type CoreConfig, type Source } from './core/config/config.js';
 import { CORE_VARIABLES, type ValuesOf } from './core/config/variables.js';
-import { IDENTITY_VARIABLES, identitySettings } from './identity/variables.js';
-import { MAILBOX_VARIABLES, mailboxSettings } from './mailbox/variables.js';
-import { MARKET_VARIABLES, marketSettings } from './market/variables.js';
-import { PAIRING_VARIABLES, pairingSettings } from './pairing/variables.js';
-import { PARTNERS_VARIABLES, partnersSettings } from './partners/variables.js';
-import { PUSH_VARIABLES, pushSettings } from './push/variables.js';
-import { REALTIME_VARIABLES, realtimeSettings } from './realtime/variables.js';
-import { SUPPORT_VARIABLES, supportSettings } from './support/variables.js';
+import { FEATURES } from './features.js';
 import { checkUnsignedActions, readActionTypesExtra, type ExtraActionType } from './action-types/index.js';
 import { readServiceAccount, type PushSettings } from './push/index.js';
 
-/**
- * Each feature's variables and the config group they shape, in the order of the README's table (after the
- * kernel's); from their variables.ts, not their index.ts, so the scripts that read the config load no more.
- */
-const FEATURE_CONFIGS = [
-  { variables: PAIRING_VARIABLES, settings: pairingSettings },
-  { variables: MAILBOX_VARIABLES, settings: mailboxSettings },
-  { variables: REALTIME_VARIABLES, settings: realtimeSettings },
-  { variables: IDENTITY_VARIABLES, settings: identitySettings },
-  { variables: PUSH_VARIABLES, settings: pushSettings },
-  { variables: MARKET_VARIABLES, settings: marketSettings },
-  { variables: SUPPORT_VARIABLES, settings: supportSettings },
-  { variables: PARTNERS_VARIABLES, settings: partnersSettings },
-] as const;
+/** Each feature's variables and the config group they shape, in the order of the README's table (after the kernel's). */
+const FEATURE_CONFIGS = FEATURES.flatMap((feature) => ('config' in feature ? [feature.config] : []));
 
 type FeatureConfig = (typeof FEATURE_CONFIGS)[number];
 type Intersection<U> = (U extends unknown ? (part: U) => void : never) extends (all: infer I) => void

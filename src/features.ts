@@ -1,60 +1,24 @@
-import type { Config } from './config.js';
 import { contract } from './contract/index.js';
-import type { Feature, WriteGuards } from './core/feature.js';
-import { health, type Readiness } from './core/http/health-route.js';
+import { health } from './core/http/health-route.js';
 import type { RouteSpec } from './core/http/route-spec.js';
-import type { LimiterFactory } from './core/limits/limiters.js';
-import type { Logger } from './core/log.js';
-import type { RedisClient } from './core/redis/clients.js';
-import type { Keys } from './core/redis/keys.js';
-import type { WriteAck } from './core/redis/write-ack.js';
 import type { SignedRoute } from './core/signed-routes.js';
-import { identity, type AuthGate } from './identity/index.js';
-import { mailbox, type ActionEvents } from './mailbox/index.js';
+import { identity } from './identity/index.js';
+import { mailbox } from './mailbox/index.js';
 import { market } from './market/index.js';
 import { pairing } from './pairing/index.js';
 import { partners } from './partners/index.js';
 import { push } from './push/index.js';
-import type { StoreClients, Stores } from './stores.js';
+import { realtime } from './realtime/index.js';
 import { support } from './support/index.js';
 
-/** What the API role opens for the app: its clients, key names, write confirmations and stores. */
-export interface ApiParts {
-  config: Config;
-  log: Logger;
-  /** Fail-fast clients: the stores', the rate limiters' own, the support producer's own. */
-  redis: StoreClients & { limiter: RedisClient; queue: RedisClient };
-  keys: Keys;
-  /** Confirms writes with WAIT on connections of its own (REDIS_WAIT_REPLICAS). */
-  ack: WriteAck;
-  stores: Stores;
-  readiness: Readiness;
-  /** Told of every stored action (the socket emitter). */
-  actionEvents: ActionEvents;
-  /** Identity signatures of writes, shared with the socket joins. */
-  authGate: AuthGate;
-}
-
-/** Everything a feature's routes may use: the role's parts, the app's limiters and write guards, every endpoint. */
-export interface ApiDeps extends ApiParts {
-  limiter: LimiterFactory;
-  guards: WriteGuards;
-  specs: readonly RouteSpec<SignedRoute>[];
-}
-
-/** What a feature's worker part may use: the role's store client, key names and stores. */
-export interface WorkerDeps {
-  config: Config;
-  log: Logger;
-  redis: RedisClient;
-  keys: Keys;
-  stores: Stores;
-}
-
-/** Every feature, in the order the app mounts and documents their endpoints and the worker starts their parts. */
-export const FEATURES: readonly Feature<ApiDeps, WorkerDeps>[] = [
+/**
+ * Every feature, in the order the config reads their variables, the app mounts and documents their endpoints and
+ * the worker starts their parts. Each keeps its own type: the relay's `Config` is the union of their groups.
+ */
+export const FEATURES = [
   pairing,
   mailbox,
+  realtime,
   push,
   market,
   partners,
@@ -62,9 +26,9 @@ export const FEATURES: readonly Feature<ApiDeps, WorkerDeps>[] = [
   support,
   contract,
   health,
-];
+] as const;
 
 /** Every endpoint the app mounts, in order: what the OpenAPI document and the rate limiter read. */
 export const API_ROUTES: readonly RouteSpec<SignedRoute>[] = FEATURES.flatMap((feature) =>
-  (feature.routes ?? []).map((route) => route.spec),
+  'routes' in feature ? feature.routes.map((route) => route.spec) : [],
 );

@@ -2,6 +2,8 @@ import type { Config } from '../src/config.js';
 import type { Logger } from '../src/core/log.js';
 import { createRedis } from '../src/core/redis/clients.js';
 import type { RoleHandle } from '../src/core/role.js';
+import type { Feature } from '../src/core/feature.js';
+import type { WorkerDeps } from '../src/deps.js';
 import { FEATURES } from '../src/features.js';
 import { addActionTypes } from '../src/action-types/index.js';
 import { openKeys, openStores } from '../src/stores.js';
@@ -19,7 +21,8 @@ export async function startWorker(config: Config, log: Logger): Promise<RoleHand
     await ack.close();
   };
   try {
-    for (const feature of FEATURES) {
+    const features: readonly Feature<unknown, WorkerDeps>[] = FEATURES;
+    for (const feature of features) {
       if (feature.worker) started.push(await feature.worker({ config, log, redis, keys, stores }));
     }
   } catch (err) {

@@ -7,9 +7,9 @@ export { buildAsyncApi } from './asyncapi.js';
 export { bareRoutes } from './document.js';
 
 /** The machine-readable contracts, built from the schemas the routes validate with (document.ts) and the events (asyncapi.ts). */
-export const contract: Feature<ContractDeps> = {
+export const contract = {
   routes: [
     { spec: openApiRead, handling: ({ specs, config }) => serve(buildOpenApi(specs, config.apiProfile)) },
     { spec: asyncApiRead, handling: () => serve(buildAsyncApi()) },
   ],
-};
+} satisfies Feature<ContractDeps>;

@@ -1,4 +1,5 @@
 import type { Middleware } from 'koa';
+import type { ValuesOf, VariableTable } from './config/variables.js';
 import type { BodyCharge } from './http/body.js';
 import type { RelayState } from './http/context.js';
 import type { Handling, RouteSpec } from './http/route-spec.js';
@@ -11,11 +12,18 @@ export interface MountedRoute<Deps> {
   handling(deps: Deps): Handling;
 }
 
+/** A feature's variables, one entry each, and the group of the relay's configuration they shape. */
+export interface FeatureConfig<Table extends VariableTable = VariableTable, Group = object> {
+  variables: Table;
+  settings(values: ValuesOf<Table>): Group;
+}
+
 /**
- * A feature's one face to the composition: its endpoints in the document's order, its part of the worker role.
- * `ApiDeps` and `WorkerDeps` are what the composition hands it; each feature names the part it reads.
+ * A feature's one face to the composition: its variables, its endpoints in the document's order, its part of the
+ * worker role. `ApiDeps` and `WorkerDeps` are what the composition hands it; each feature names the part it reads.
  */
 export interface Feature<ApiDeps, WorkerDeps = never> {
+  config?: FeatureConfig;
   routes?: readonly MountedRoute<ApiDeps>[];
   worker?(deps: WorkerDeps): Promise<RoleHandle>;
 }

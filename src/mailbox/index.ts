@@ -1,4 +1,5 @@
 import type { Feature } from '../core/feature.js';
+import { MAILBOX_VARIABLES, mailboxSettings } from './variables.js';
 import { actionRoutes, type ActionDeps } from './routes.js';
 
 export { type ActionEvents } from './routes.js';
@@ -6,4 +7,7 @@ export { actionBody } from './schema.js';
 export { ActionStore, type ActionRecord } from './store.js';
 
 /** The pair's action mailbox: a request from one app, the reply from the other. */
-export const mailbox: Feature<ActionDeps> = { routes: actionRoutes };
+export const mailbox = {
+  config: { variables: MAILBOX_VARIABLES, settings: mailboxSettings },
+  routes: actionRoutes,
+} satisfies Feature<ActionDeps>;

@@ -1,4 +1,5 @@
 import type { Feature } from '../core/feature.js';
+import { PUSH_VARIABLES, pushSettings } from './variables.js';
 import { tokenRegistration, type TokenDeps } from './tokens/routes.js';
 import { startPushWorker, type PushWorkerDeps } from './worker.js';
 
@@ -16,7 +17,8 @@ export { encodeIntent } from './intent.js';
 export { TokenStore, type TokenRegistration } from './tokens/store.js';
 
 /** Push notifications: the pair's device tokens, and the worker part that delivers an action's push. */
-export const push: Feature<TokenDeps, PushWorkerDeps> = {
+export const push = {
+  config: { variables: PUSH_VARIABLES, settings: pushSettings },
   routes: [tokenRegistration],
   worker: startPushWorker,
-};
+} satisfies Feature<TokenDeps, PushWorkerDeps>;

@@ -1,3 +1,10 @@
+import type { Feature } from '../core/feature.js';
+import { REALTIME_VARIABLES, realtimeSettings } from './variables.js';
+
 export { Realtime } from './servers.js';
 export { roomEvent } from './socket-schema.js';
-export { REALTIME_VARIABLES as variables, realtimeSettings as settings } from './variables.js';
+
+/** Socket.io events to the apps: its variables here; its servers are started beside the HTTP server (src/api.ts). */
+export const realtime = {
+  config: { variables: REALTIME_VARIABLES, settings: realtimeSettings },
+} satisfies Feature<unknown>;

@@ -27,7 +27,7 @@ export const readinessRead = {
 } satisfies RouteSpec;
 
 /** Outside /v1 and not rate limited: liveness never looks at Redis; readiness does. */
-export const health: Feature<{ readiness: Readiness }> = {
+export const health = {
   routes: [
     { spec: livenessRead, handling: () => ({ handler: (ctx) => ok(ctx, { status: 'ok' }) }) },
     {
@@ -41,4 +41,4 @@ export const health: Feature<{ readiness: Readiness }> = {
       }),
     },
   ],
-};
+} satisfies Feature<{ readiness: Readiness }>;
