@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { API_PROFILES } from '../../src/core/config/config.js';
 import { registry } from '../../src/core/metrics.js';
-import { errorBody, get, post, startTestApi, type Reply, type TestApi } from '../helpers/api.js';
+import { errorBody, get, post, request, startTestApi, type Reply, type TestApi } from '../helpers/api.js';
 import { readBody } from '../helpers/profile.js';
 import { parsePrometheus, valueOf } from '../helpers/prometheus.js';
 import { commandsDuring, redis } from '../helpers/redis.js';
@@ -101,6 +101,18 @@ for (const profile of API_PROFILES) {
         expect(res.body).to.deep.equal(readBody(profile, record));
         expect(res.headers.get('etag')).to.equal(tag);
       }
+    });
+
+    it('HEAD answers alike: the ETag without a body, 304 when If-None-Match names it', async () => {
+      const { tag } = await store(a);
+      const head = await request(a.url, READ, { method: 'HEAD' });
+      expect(head.status).to.equal(200);
+      expect(head.text).to.equal('');
+      expect(head.headers.get('etag')).to.equal(tag);
+      expectNotModified(
+        await request(a.url, READ, { method: 'HEAD', headers: { 'If-None-Match': tag } }),
+        tag,
+      );
     });
 
     it('a malformed If-None-Match names nothing: 200 with the record, never a refusal', async () => {
