@@ -1,11 +1,12 @@
 /**
  * `npm run bench`: the relay against a bare node:http + ioredis server on the same Redis, interleaved rounds of
- * GET /v1/sync/{id} at 64 connections, POST /v1/action with a 10 KB payload, the cost of the push intent on that
+ * GET /v1/sync/{id} at 64 connections, the plain action poll answered 304 against 200 and the bare read,
+ * POST /v1/action with a 10 KB payload, the cost of the push intent on that
  * POST (without and with a key token registered), the cost of a routed type's event (2 KB), and of its event and
  * push intent, against storing only, and a long run for the relay's memory. Loopback only; raw results go to .bench/. See docs/benchmarks.md.
  *
  *   npm run bench -- [--duration 10] [--rounds 5] [--connections 64] [--warmup 3] [--long 60]
- *                    [--runner dist|tsx] [--phase sync-get,action-post,push,routed,routed-push,intake,verify,signed,long,
+ *                    [--runner dist|tsx] [--phase sync-get,not-modified,action-post,push,routed,routed-push,intake,verify,signed,long,
  *                    sockets,storm,fanout]
  *                    [--profile] [--relay-node-args=--flag] [--socket-clients 19000] [--socket-rate 200]
  *                    [--socket-seconds 20] [--socket-idle-seconds 50] [--signed-requests 4000] [--storm-clients 5000] [--backlog 4096]
@@ -32,6 +33,7 @@ import { actionPost } from './action-post.js';
 import { fanout } from './fanout.js';
 import { intake } from './intake.js';
 import { long } from './long.js';
+import { notModified } from './not-modified.js';
 import { push, routed, routedPush } from './paired.js';
 import { HEADER, machine, OPTIONS, type Bench, type Phase } from './phase.js';
 import { actionAvailable, checkSameAnswer, seedSync } from './requests.js';
@@ -45,6 +47,7 @@ import { TOPOLOGIES, type TopologyName } from '../test/helpers/topologies.js';
 /** Every phase, in the order they run and their figures are written. */
 const PHASES: Phase[] = [
   syncGet,
+  notModified,
   actionPost,
   push,
   routed,

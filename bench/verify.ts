@@ -25,7 +25,7 @@ function nodeKey(publicKeyHex: string): KeyObject {
 }
 
 /** Median µs per call over `batches` batches of `perBatch` calls. */
-function timeIt(fn: () => unknown, perBatch: number, batches = 7): number {
+export function timeIt(fn: () => unknown, perBatch: number, batches = 7): number {
   for (let i = 0; i < perBatch; i++) fn();
   const times: number[] = [];
   for (let b = 0; b < batches; b++) {

@@ -45,15 +45,22 @@ interface Call {
   body?: Readonly<Record<string, unknown>>;
   /** Answered without the envelope under `ssp-apps`. */
   bareForApps?: true;
+  /** Revalidated with the ETag of its last answer: a 304 answers that answer's payload again. */
+  conditional?: true;
 }
 
 const segment = encodeURIComponent;
+
+/** How many paths' last answers a client keeps for revalidation; the oldest go first. */
+const VALIDATED_PATHS = 100;
 
 /** Every endpoint of the relay (docs/api.md), answering the payload (`data`) whatever the profile. */
 export class RelayClient {
   readonly baseUrl: string;
   readonly profile: ApiProfile;
   private readonly fetch: typeof fetch;
+  /** The ETag and payload of each conditional read's last 200, by path, oldest first. */
+  private readonly validated = new Map<string, { tag: string; data: unknown }>();
 
   constructor(options: RelayClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -73,8 +80,10 @@ export class RelayClient {
     return this.write('/v1/action', { ...body }, 'action', options.sign);
   }
 
+  /** Sends the ETag of the last record read for the pair: while it is unchanged, the relay answers 304 and this the same record. */
   getAction(wkIdentity: string): Promise<ActionRecord> {
-    return this.call({ method: 'GET', path: `/v1/action/${segment(wkIdentity)}`, bareForApps: true });
+    const path = `/v1/action/${segment(wkIdentity)}`;
+    return this.call({ method: 'GET', path, bareForApps: true, conditional: true });
   }
 
   postToken(body: TokenRequest, options: WriteOptions = {}): Promise<TokenCounts> {
@@ -150,12 +159,26 @@ export class RelayClient {
     return this.call({ method: 'POST', path, body: sent });
   }
 
-  private async call<T>({ method, path, body, bareForApps }: Call): Promise<T> {
+  private async call<T>(call: Call): Promise<T> {
+    const { method, path, body, conditional } = call;
+    const held = conditional && this.validated.get(path);
     const res = await this.fetch(this.baseUrl + path, {
       method,
       ...(body && { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+      ...(held && { headers: { 'if-none-match': held.tag } }),
     });
-    const text = await res.text();
+    if (held && res.status === 304) return held.data as T;
+    if (conditional) this.validated.delete(path);
+    const data = this.payload(call, res, await res.text());
+    const tag = res.headers.get('etag');
+    if (conditional && tag !== null) {
+      this.validated.set(path, { tag, data });
+      if (this.validated.size > VALIDATED_PATHS) this.validated.delete(this.validated.keys().next().value!);
+    }
+    return data as T;
+  }
+
+  private payload({ method, path, bareForApps }: Call, res: Response, text: string): unknown {
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -163,9 +186,9 @@ export class RelayClient {
       parsed = undefined;
     }
     if (!res.ok) throw errorOf(res.status, res.headers, parsed);
-    if (bareForApps && this.profile === 'ssp-apps' && parsed !== undefined) return parsed as T;
+    if (bareForApps && this.profile === 'ssp-apps' && parsed !== undefined) return parsed;
     const envelope = parsed as { success?: unknown; data?: unknown } | undefined;
-    if (envelope?.success === true && 'data' in envelope) return envelope.data as T;
+    if (envelope?.success === true && 'data' in envelope) return envelope.data;
     throw new RelayError(
       res.status,
       UNEXPECTED_RESPONSE,

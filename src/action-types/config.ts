@@ -6,7 +6,13 @@ import { actionTypesExtra } from './schema.js';
 
 const parseActionTypesExtra = validator<ExtraActionType[]>('config', actionTypesExtra);
 
-/** ACTION_TYPES_EXTRA: a JSON array of rows, each adding a type; a built-in type may not be changed. */
+/** Events are named after action types, so no type may take the name of an event the sockets exchange. */
+const SOCKET_EVENTS: readonly string[] = ['ack', 'delivered', 'presence', 'join', 'leave'];
+
+/**
+ * ACTION_TYPES_EXTRA: a JSON array of rows, each adding a type; a built-in type may not be changed, nor a socket
+ * event's name taken.
+ */
 export function readActionTypesExtra(value: string | undefined): ExtraActionType[] {
   const name = 'ACTION_TYPES_EXTRA';
   if (value === undefined) return [];
@@ -29,6 +35,12 @@ export function readActionTypesExtra(value: string | undefined): ExtraActionType
   }
   const builtIn = rows.find((row) => Object.hasOwn(BUILT_IN_ACTION_TYPES, row.type));
   if (builtIn) throw new ConfigError(`${name} may not change the built-in type "${builtIn.type}"`);
+  const reserved = rows.find((row) => SOCKET_EVENTS.includes(row.type));
+  if (reserved) {
+    throw new ConfigError(
+      `${name} may not name a type "${reserved.type}": ${SOCKET_EVENTS.join(', ')} are the sockets' own events`,
+    );
+  }
   return rows;
 }
 

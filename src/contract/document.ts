@@ -140,6 +140,16 @@ const HEADERS: Record<string, { description: string; schema: Schema }> = {
     description: 'Whole seconds to wait before retrying',
     schema: { type: 'string', pattern: '^[0-9]+$' },
   },
+  ETag: {
+    description:
+      "The record's entity tag, opaque: the same on every pod for the same record, another for another record",
+    schema: { type: 'string', pattern: '^"[\\x21\\x23-\\x7e]*"$' },
+  },
+  'Cache-Control': {
+    description:
+      'Always no-cache: an answer kept by a cache must be revalidated (If-None-Match) before each use',
+    schema: { type: 'string', const: 'no-cache' },
+  },
   'X-Content-Type-Options': {
     description: 'Always nosniff: browsers must not read an answer as anything but what it declares',
     schema: { type: 'string', const: 'nosniff' },
@@ -175,10 +185,14 @@ function byStatus(codes: ErrorCode[]): Map<number, ErrorCode[]> {
 function headersOf(operation: Operation, status: number, codes: ErrorCode[] = []): Schema {
   const v1 = operation.path.startsWith('/v1/');
   // Node's parser answers (400 BAD_REQUEST, 408, 417, 431) come before the rate limit; so may a 500.
-  const limited = v1 && (status === 200 || codes.includes('RATE_LIMITED'));
+  const answered = status === 200 || status === 304;
+  const limited = v1 && (answered || codes.includes('RATE_LIMITED'));
   const headers: Schema = {
     'X-Request-Id': headerRef('X-Request-Id', true),
     'X-Content-Type-Options': headerRef('X-Content-Type-Options', true),
+    ...(operation.conditional && answered
+      ? { ETag: headerRef('ETag', true), 'Cache-Control': headerRef('Cache-Control', true) }
+      : {}),
   };
   if (v1) for (const name of RATE_LIMIT_HEADERS) headers[name] = headerRef(name, limited);
   if (codes.includes('RATE_LIMITED')) headers['Retry-After'] = headerRef('Retry-After', true);
@@ -197,6 +211,12 @@ function responsesOf(operation: Operation, profile: ApiProfile): Schema {
       },
     },
   };
+  if (operation.conditional) {
+    out[304] = {
+      description: `Not Modified: ${NONE_MATCH}; no body`,
+      headers: headersOf(operation, 304),
+    };
+  }
   const codes = [
     ...ANY_REQUEST,
     ...(operation.path.startsWith('/v1/') ? V1 : []),
@@ -218,15 +238,31 @@ function responsesOf(operation: Operation, profile: ApiProfile): Schema {
   return out;
 }
 
+/** When a conditional read answers 304. */
+const NONE_MATCH =
+  'If-None-Match names the current ETag (weak comparison, a member of a list, or * while a record exists)';
+
 function parametersOf(operation: Operation): Schema[] | undefined {
-  if (!operation.params) return undefined;
-  return Object.entries(operation.params.properties).map(([name, schema]) => ({
+  const path = Object.entries(operation.params?.properties ?? {}).map(([name, schema]) => ({
     name,
     in: 'path',
     required: true,
     description: 'validated after URL decoding',
     schema: portable(schema),
   }));
+  const header = operation.conditional
+    ? [
+        {
+          name: 'If-None-Match',
+          in: 'header',
+          required: false,
+          description: `The ETag of the record the client holds: 304 when ${NONE_MATCH}; a value outside the field's grammar names nothing`,
+          schema: { type: 'string' },
+        },
+      ]
+    : [];
+  const all = [...path, ...header];
+  return all.length > 0 ? all : undefined;
 }
 
 const QUERY_STRING = {
@@ -238,11 +274,12 @@ const QUERY_STRING = {
 function operationObject(operation: Operation, profile: ApiProfile): Schema {
   const limit = operation.body?.limitBytes;
   const queryString = profile === 'ssp-apps' && operation.queryStringForApps === true;
+  const parameters = parametersOf(operation);
   return {
     operationId: `${operation.method}${operation.path.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string = '') => c.toUpperCase())}`,
     summary: operation.summary,
     externalDocs: { url: `docs/api.md#${operation.doc}` },
-    ...(operation.params ? { parameters: parametersOf(operation) } : {}),
+    ...(parameters ? { parameters } : {}),
     ...(operation.body
       ? {
           requestBody: {

@@ -11,3 +11,16 @@ const intentAppendMisses = new Counter({
 export function recordIntentAppendMiss(): void {
   intentAppendMisses.inc();
 }
+
+const notModified = new Counter({
+  name: 'relay_http_not_modified_total',
+  help: 'Conditional reads answered 304 Not Modified (If-None-Match named the current ETag), by route template.',
+  labelNames: ['route'] as const,
+  registers: [registry],
+});
+
+/** Counts a 304 of `route` (its template, `/v1/action/:id`); the label's child is made once per route. */
+export function notModifiedCounter(route: string): () => void {
+  const child = notModified.labels({ route });
+  return () => child.inc();
+}

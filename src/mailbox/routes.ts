@@ -3,17 +3,19 @@ import type { CoreConfig } from '../core/config/config.js';
 import type { MailboxConfig } from './variables.js';
 import type { MountedRoute, StoredAnswer, WriteGuards } from '../core/feature.js';
 import { okJson } from '../core/http/context.js';
-import type { RouteSpec } from '../core/http/route-spec.js';
+import { koaPath, type RouteSpec } from '../core/http/route-spec.js';
 import { AppError } from '../core/errors.js';
 import { readWithin } from '../core/limits/rate-limit.js';
 import { errorFields } from '../core/log.js';
-import { recordIntentAppendMiss } from './metrics.js';
+import { notModifiedCounter, recordIntentAppendMiss } from './metrics.js';
+import { answeredNotModified } from '../core/http/conditional.js';
 import { validator } from '../core/validation/validate.js';
 import { actionBody } from './schema.js';
 import { idParams } from '../core/validation/common-schema.js';
 import { actionTypeRule, pushSide, unsignedGuard } from '../action-types/index.js';
 import {
   PendingVerified,
+  recordTag,
   type ActionRecord,
   type ActionRequest,
   type ActionStore,
@@ -95,6 +97,7 @@ export const actionRead = {
   bareForApps: true,
   errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
   consumesLimitInScript: true,
+  conditional: true,
 } satisfies RouteSpec;
 
 /** What the mailbox's routes use of the app. */
@@ -159,14 +162,19 @@ export const actionRoutes: MountedRoute<ActionDeps>[] = [
   },
   {
     spec: actionRead,
-    handling: ({ stores }) => ({
-      handler: async (ctx) => {
-        const { id } = parseParams({ ...ctx.params });
-        const record = await readWithin(ctx.state.limit, stores.actions.recordRead(id));
-        if (record === null)
-          throw new AppError('NOT_FOUND', 'The action mailbox of this pair is empty or expired.');
-        okJson(ctx, record);
-      },
-    }),
+    handling: ({ stores }) => {
+      const countNotModified = notModifiedCounter(koaPath(actionRead));
+      return {
+        handler: async (ctx) => {
+          const { id } = parseParams({ ...ctx.params });
+          const record = await readWithin(ctx.state.limit, stores.actions.recordRead(id));
+          if (record === null)
+            throw new AppError('NOT_FOUND', 'The action mailbox of this pair is empty or expired.');
+          const tag = recordTag(record);
+          if (tag !== null && answeredNotModified(ctx, tag)) return countNotModified();
+          okJson(ctx, record);
+        },
+      };
+    },
   },
 ];

@@ -56,6 +56,19 @@ export interface SavedAction {
   intentMissed?: unknown;
 }
 
+/** A record as stored starts with its id (records are serialized id first); ids are base64url. */
+const ID_FIRST = /^\{"id":"([A-Za-z0-9_-]{1,64})",/;
+
+/**
+ * The entity tag of a stored record (JSON text), the same on every pod: `"<id>"`, read off the text without
+ * parsing it, since every POST draws a new id. Anything else a tag names is added after a `.`, which no id holds.
+ * null for text that does not start with an id.
+ */
+export function recordTag(json: string): string | null {
+  const id = ID_FIRST.exec(json)?.[1];
+  return id === undefined ? null : `"${id}"`;
+}
+
 /**
  * One mailbox per wallet–key pair. A POST replaces the mailbox; reads never delete (both apps read it), so
  * whatever is left disappears with the key's TTL.

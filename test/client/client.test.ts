@@ -54,6 +54,8 @@ const keyKeys: PairKeys = { ...walletKeys, privateKey: KEY_PRIVATE.toString('hex
 
 /** The X-Request-Id of the last response the client received. */
 let lastRequestId: string | null = null;
+/** The If-None-Match of the last request the client sent, and the status it got. */
+let lastExchange: { ifNoneMatch: string | null; status: number } | undefined;
 
 /** A client of `api` whose every response is checked against the OpenAPI document, as the other tests' are. */
 function clientOf(api: TestApi): RelayClient {
@@ -69,6 +71,7 @@ function clientOf(api: TestApi): RelayClient {
       text,
     });
     lastRequestId = res.headers.get('x-request-id');
+    lastExchange = { ifNoneMatch: new Headers(init?.headers).get('if-none-match'), status: res.status };
     return res;
   };
   return new RelayClient({ baseUrl: `${api.url}/`, profile: api.config.apiProfile, fetch: checked });
@@ -263,6 +266,25 @@ for (const profile of API_PROFILES) {
       expect(Date.parse(record.expiresAt) - Date.parse(record.createdAt)).to.equal(900_000);
       expect(await client.getAction(PAIR.wkIdentity)).to.deep.equal(record);
       expect(JSON.parse((await redis().get(keys.action(PAIR.wkIdentity)))!)).to.deep.equal(record);
+    });
+
+    it('getAction revalidates with the last ETag: a 304 answers the record it had, a new record is read again', async () => {
+      const poller = clientOf(api);
+      const first = await client.postAction(txBody);
+      expect(await poller.getAction(PAIR.wkIdentity)).to.deep.equal(first);
+      expect(lastExchange).to.deep.equal({ ifNoneMatch: null, status: 200 });
+      const tag = `"${first.id}"`;
+      expect(await poller.getAction(PAIR.wkIdentity)).to.deep.equal(first);
+      expect(lastExchange).to.deep.equal({ ifNoneMatch: tag, status: 304 });
+      const reply = await client.postAction(txidBody);
+      expect(await poller.getAction(PAIR.wkIdentity)).to.deep.equal(reply);
+      expect(lastExchange).to.deep.equal({ ifNoneMatch: tag, status: 200 });
+      await redis().del(keys.action(PAIR.wkIdentity));
+      expect(await refusal(poller.getAction(PAIR.wkIdentity))).to.include({ status: 404, code: 'NOT_FOUND' });
+      // After a 404 nothing is held: the next read asks unconditionally.
+      const again = await client.postAction(txBody);
+      expect(await poller.getAction(PAIR.wkIdentity)).to.deep.equal(again);
+      expect(lastExchange).to.deep.equal({ ifNoneMatch: null, status: 200 });
     });
 
     it('postToken answers the counts; Redis holds the token', async () => {

@@ -159,6 +159,28 @@ describe('the OpenAPI document', () => {
       'RateLimit-Reset',
       'Retry-After',
     );
+    const poll = doc.paths['/v1/action/{id}']!.get;
+    expect(poll.parameters.map((p: { name: string; in: string }) => `${p.in} ${p.name}`)).to.deep.equal([
+      'path id',
+      'header If-None-Match',
+    ]);
+    expect(Object.keys(poll.responses).slice(0, 3)).to.deep.equal(['200', '304', '400']);
+    expect(poll.responses['304']).to.not.have.property('content');
+    for (const status of ['200', '304']) {
+      expect(poll.responses[status].headers).to.have.keys(
+        'X-Request-Id',
+        'X-Content-Type-Options',
+        'ETag',
+        'Cache-Control',
+        'RateLimit-Limit',
+        'RateLimit-Remaining',
+        'RateLimit-Reset',
+      );
+      expect(poll.responses[status].headers.ETag).to.deep.equal({
+        $ref: '#/components/headers/ETagRequired',
+      });
+    }
+    expect(poll.responses['404'].headers).to.not.have.property('ETag');
     const tokenInfo = doc.paths['/v1/tokeninfo/{network}/{address}']!.get;
     expect(tokenInfo.parameters.map((p: { name: string }) => p.name)).to.deep.equal(['network', 'address']);
     expect(tokenInfo.parameters[1].schema).to.deep.equal({ type: 'string', pattern: '^0x[0-9a-fA-F]{40}$' });
@@ -209,7 +231,12 @@ describe('the OpenAPI document', () => {
     const checker = new ContractChecker();
     /** A 200 the relay could have answered to `request`, sent to `target`. */
     const accepted = (target: string, request: unknown, data: unknown) => ({
-      ...exchange(target, 200, { success: true, data }),
+      ...exchange(
+        target,
+        200,
+        { success: true, data },
+        target.startsWith('/v1/action/') ? { etag: '"r"', 'cache-control': 'no-cache' } : {},
+      ),
       method: target.startsWith('/v1/action/') ? 'GET' : 'POST',
       ...(request === undefined
         ? {}
@@ -260,6 +287,16 @@ describe('the OpenAPI document', () => {
       const sniffable = exchange('/v1/token', 200, counts);
       delete (sniffable.headers as Record<string, string>)['x-content-type-options'];
       expect(() => checker.check(sniffable)).to.throw(/header X-Content-Type-Options is missing/);
+      const notModified = { ...exchange('/v1/action/p', 304, ''), method: 'GET', text: '' };
+      expect(() => checker.check(notModified)).to.throw(/header ETag is missing/);
+      const tagged = {
+        ...notModified,
+        headers: { ...notModified.headers, etag: '"t"', 'cache-control': 'no-cache' },
+      };
+      expect(() => checker.check(tagged)).not.to.throw();
+      expect(() => checker.check({ ...tagged, target: '/v1/sync/p' })).to.throw(
+        /status 304 is not documented/,
+      );
       const notFound = { success: false, error: { code: 'NOT_FOUND', message: 'x', requestId: 'r' } };
       expect(() => checker.check(exchange('/v1/token', 400, notFound))).to.throw(
         /must be equal to one of the allowed values/,

@@ -228,7 +228,7 @@ for (const profile of API_PROFILES) {
       });
       expect(preflight.status).to.equal(204);
       expect(preflight.headers.get('access-control-allow-headers')).to.equal(
-        'Content-Type,X-Request-Id,sspwkid',
+        'Content-Type,X-Request-Id,sspwkid,Authorization,If-None-Match',
       );
       const res = await get(api.url, `/v1/nonces/status/${PAIR.wkIdentity}`, {
         origin: 'chrome-extension://wallet',

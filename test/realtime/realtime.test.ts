@@ -771,6 +771,13 @@ for (const profile of API_PROFILES) {
         '[{"type":"tx","to":"wallet","replay":false,"push":null}]',
         'ACTION_TYPES_EXTRA may not change the built-in type "tx"',
       ],
+      ...['ack', 'delivered', 'presence', 'join', 'leave'].map((type) => [
+        JSON.stringify([
+          { type: 'vaultrequest', to: 'key', replay: true, push: null },
+          { type, to: 'wallet', replay: false, push: null },
+        ]),
+        `ACTION_TYPES_EXTRA may not name a type "${type}": ack, delivered, presence, join, leave are the sockets' own events`,
+      ]),
     ]) {
       it(`refuses ${value} at start-up with one line naming the variable`, () => {
         expect(() => loadConfig(testEnv({ ACTION_TYPES_EXTRA: value!, API_PROFILE: profile }))).to.throw(

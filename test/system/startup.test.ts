@@ -330,6 +330,10 @@ describe('the relay as a process: start-up, shutdown and its logs', function () 
         'AUTH_UNSIGNED_ACTIONS names "recoveryrequets", which is not an action type (built in or in ACTION_TYPES_EXTRA); separate types by commas, or say none',
       ],
       [
+        { ACTION_TYPES_EXTRA: '[{"type":"presence","to":"key","replay":true,"push":null}]' },
+        'ACTION_TYPES_EXTRA may not name a type "presence": ack, delivered, presence, join, leave are the sockets\' own events',
+      ],
+      [
         { REDIS_URL: 'redis://:pw@127.0.0.1:6390', REDIS_PASSWORD: 'other' },
         'REDIS_PASSWORD is set and REDIS_URL names one too: keep one of them',
       ],

@@ -136,7 +136,7 @@ for (const name of TOPOLOGIES) {
       expect(await topology.admin.ttl(keys.sync(id))).to.be.within(110, 120);
     });
 
-    it('action: POST then GET returns the record', async () => {
+    it('action: POST then GET returns the record; a GET naming its ETag is 304 and counts against the limit', async () => {
       const request = {
         chain: 'btc',
         wkIdentity: `${name}-pair`,
@@ -150,6 +150,14 @@ for (const name of TOPOLOGIES) {
       expect(read.body).to.deep.equal(res.body);
       expect(JSON.parse((await topology.admin.get(keys.action(`${name}-pair`)))!)).to.deep.equal(
         res.body.data,
+      );
+      const tag = read.headers.get('etag')!;
+      const unchanged = await get(api.url, `/v1/action/${name}-pair`, { 'If-None-Match': tag });
+      expect(unchanged.status).to.equal(304);
+      expect(unchanged.text).to.equal('');
+      expect(unchanged.headers.get('etag')).to.equal(tag);
+      expect(Number(unchanged.headers.get('ratelimit-remaining'))).to.equal(
+        Number(read.headers.get('ratelimit-remaining')) - 1,
       );
     });
 

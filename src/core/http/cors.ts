@@ -1,7 +1,14 @@
 import cors from '@koa/cors';
 import type { Middleware } from 'koa';
 
-const EXPOSED = ['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After'];
+const EXPOSED = [
+  'X-Request-Id',
+  'RateLimit-Limit',
+  'RateLimit-Remaining',
+  'RateLimit-Reset',
+  'Retry-After',
+  'ETag',
+];
 
 /**
  * Any origin by default (the wallet runs as a browser extension), or the configured allow-list. A request
@@ -14,7 +21,7 @@ export function corsPolicy(origins: '*' | string[]): Middleware {
     origin: origins === '*' ? '*' : (ctx) => (origins.includes(ctx.get('Origin')) ? ctx.get('Origin') : ''),
     allowMethods: ['GET', 'HEAD', 'POST', 'OPTIONS'],
     // sspwkid: the wallet app sends the pair's identity in it; informational, never read or logged.
-    allowHeaders: ['Content-Type', 'X-Request-Id', 'sspwkid'],
+    allowHeaders: ['Content-Type', 'X-Request-Id', 'sspwkid', 'Authorization', 'If-None-Match'],
     exposeHeaders: EXPOSED,
     maxAge: 600,
   });

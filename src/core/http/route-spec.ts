@@ -44,6 +44,11 @@ export interface RouteSpec<Signed extends string = never> {
   signedAs?: Signed;
   /** A record read that consumes the global rate limit inside its own Redis script (`ctx.state.limit`). */
   consumesLimitInScript?: true;
+  /**
+   * A 200 carries an `ETag` (and `Cache-Control: no-cache`); a request whose `If-None-Match` names it is
+   * answered 304 without a body (src/core/http/conditional.ts).
+   */
+  conditional?: true;
 }
 
 /** The router's spelling of a route's path: `/v1/sync/:id`. */

@@ -98,6 +98,41 @@ describe('HTTP layer', () => {
       expect(res.headers.get('access-control-allow-methods')).to.contain('POST');
     });
 
+    it('a preflight allows Authorization and If-None-Match, and the poll that follows exposes its ETag', async () => {
+      const origin = 'chrome-extension://abc';
+      await post(api.url, '/v1/action', {
+        chain: 'btc',
+        wkIdentity: 'corspair',
+        action: 'tx',
+        payload: '00',
+        path: '0-0',
+      });
+      const preflight = await request(api.url, '/v1/action/corspair', {
+        method: 'OPTIONS',
+        headers: {
+          Origin: origin,
+          'Access-Control-Request-Method': 'GET',
+          'Access-Control-Request-Headers': 'authorization,if-none-match',
+        },
+      });
+      expect(preflight.status).to.equal(204);
+      expect(preflight.headers.get('access-control-allow-origin')).to.equal('*');
+      expect(preflight.headers.get('access-control-allow-methods')).to.equal('GET,HEAD,POST,OPTIONS');
+      expect(preflight.headers.get('access-control-allow-headers')).to.equal(
+        'Content-Type,X-Request-Id,sspwkid,Authorization,If-None-Match',
+      );
+      const poll = await get(api.url, '/v1/action/corspair', { Origin: origin });
+      expect(poll.status).to.equal(200);
+      expect(poll.headers.get('access-control-expose-headers')).to.equal(
+        'X-Request-Id,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After,ETag',
+      );
+      const tag = poll.headers.get('etag')!;
+      const again = await get(api.url, '/v1/action/corspair', { Origin: origin, 'If-None-Match': tag });
+      expect(again.status).to.equal(304);
+      expect(again.headers.get('access-control-allow-origin')).to.equal('*');
+      expect(again.headers.get('access-control-expose-headers')).to.contain('ETag');
+    });
+
     it('an allow-list admits only its origins', async () => {
       const listed = await startTestApi({ CORS_ORIGINS: 'https://a.example, https://b.example' });
       try {

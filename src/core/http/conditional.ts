@@ -1,0 +1,53 @@
+import type { RelayContext } from './context.js';
+
+const TAB = 0x09;
+const SPACE = 0x20;
+const QUOTE = 0x22;
+const COMMA = 0x2c;
+
+const isWhitespace = (code: number) => code === SPACE || code === TAB;
+/** etagc: any visible character but `"`, or obs-text. */
+const isTagCharacter = (code: number) => code === 0x21 || (code >= 0x23 && code <= 0x7e) || code >= 0x80;
+
+/**
+ * Whether an `If-None-Match` field names the current entity tag `tag` (a strong `"…"`): weak comparison, so
+ * `W/"…"` names it too; any member of a list; `*` names whatever exists. A field outside the grammar
+ * (`"*" / #entity-tag`, empty list members allowed) names nothing.
+ */
+export function namesCurrentTag(field: string | undefined, tag: string): boolean {
+  if (field === undefined) return false;
+  if (field === tag) return true;
+  const value = field.trim();
+  if (value === '*') return true;
+  let named = false;
+  let i = 0;
+  while (i < value.length) {
+    const code = value.charCodeAt(i);
+    if (isWhitespace(code) || code === COMMA) {
+      i++;
+      continue;
+    }
+    const open = value.startsWith('W/', i) ? i + 2 : i;
+    if (value.charCodeAt(open) !== QUOTE) return false;
+    let close = open + 1;
+    while (close < value.length && isTagCharacter(value.charCodeAt(close))) close++;
+    if (value.charCodeAt(close) !== QUOTE) return false;
+    if (value.slice(open, close + 1) === tag) named = true;
+    i = close + 1;
+    while (i < value.length && isWhitespace(value.charCodeAt(i))) i++;
+    if (i < value.length && value.charCodeAt(i) !== COMMA) return false;
+  }
+  return named;
+}
+
+/**
+ * Gives the answer the entity tag `tag`, to be revalidated on every use (`Cache-Control: no-cache`); when the
+ * request's `If-None-Match` names it, the answer becomes 304 without a body and this returns true.
+ */
+export function answeredNotModified(ctx: Pick<RelayContext, 'req' | 'set' | 'status'>, tag: string): boolean {
+  ctx.set('ETag', tag);
+  ctx.set('Cache-Control', 'no-cache');
+  if (!namesCurrentTag(ctx.req.headers['if-none-match'], tag)) return false;
+  ctx.status = 304;
+  return true;
+}
