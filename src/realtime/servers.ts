@@ -157,6 +157,7 @@ export class Realtime {
         auth: this.deps.authGate,
         roomsMax: this.deps.config.realtime.roomsMax,
         listening: (room) => this.channels.listening(side, room),
+        readStream: (room, since) => this.deps.store.readStream(room, side, since),
       });
       const { backlogs } = this;
       // Shared by every socket of the path (socket.io disconnects a socket once).
