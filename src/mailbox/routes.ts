@@ -132,7 +132,11 @@ export const actionRoutes: MountedRoute<ActionDeps>[] = [
           const record = toRecord(parseBody(ctx.request.body), settings, writeId ?? newRecordId());
           const origin = originOf(record.action, writeId !== undefined, settings);
           ctx.state.writing = true;
-          const { json, record: stored, intentMissed } = await store
+          const {
+            json,
+            record: stored,
+            intentMissed,
+          } = await store
             .save(record, pushSide(record.action) !== undefined, origin)
             .catch((err: unknown) => {
               if (!(err instanceof PendingVerified)) throw err;

@@ -175,7 +175,10 @@ export class ActionStore {
    * and offsets follow the order the mailbox took the writes. Of the others, the common plain write stays two
    * plain commands; the rare unguarded one is the same script without the append.
    */
-  private async replace(record: ActionRecord, origin: WriteOrigin): Promise<Omit<SavedAction, 'intentMissed'>> {
+  private async replace(
+    record: ActionRecord,
+    origin: WriteOrigin,
+  ): Promise<Omit<SavedAction, 'intentMissed'>> {
     const { wkIdentity } = record;
     const key = this.keys.action(wkIdentity);
     const mark = this.keys.actionVerified(wkIdentity);

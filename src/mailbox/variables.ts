@@ -16,7 +16,7 @@ export const MAILBOX_VARIABLES = {
   }),
   STREAM_LENGTH: variable(int(1, 300), 16, {
     roles: BOTH,
-    doc: "records kept per pair and direction for resuming clients (docs/api.md#the-pairs-stream)",
+    doc: 'records kept per pair and direction for resuming clients (docs/api.md#the-pairs-stream)',
   }),
   STREAM_MAX_BYTES: variable(int(65_536, 1024 * 1024 * 1024), 2_097_152, {
     roles: BOTH,

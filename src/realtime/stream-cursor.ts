@@ -135,7 +135,10 @@ export class StreamCursor implements RoomCursor {
       read = await this.deps.read(this.room, { epoch, offset: this.offset });
     } catch (err) {
       // Without the stream the order cannot be kept: the client reconnects and resumes from what it has.
-      this.deps.log.warn('stream gap not filled: Redis unreadable', { path: this.deps.side, ...errorFields(err) });
+      this.deps.log.warn('stream gap not filled: Redis unreadable', {
+        path: this.deps.side,
+        ...errorFields(err),
+      });
       closeTransport(this.socket);
       return;
     }

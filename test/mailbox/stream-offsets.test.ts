@@ -49,7 +49,14 @@ describe("the pair's stream: offsets and epochs (docs/api.md#the-pairs-stream)",
     expect(res.status).to.equal(200);
     const { id, createdAt, expiresAt, epoch } = res.body.data;
     expect(epoch).to.match(EPOCH);
-    expect(res.body.data).to.deep.equal({ id, ...request('so-same'), createdAt, expiresAt, epoch, offset: 1 });
+    expect(res.body.data).to.deep.equal({
+      id,
+      ...request('so-same'),
+      createdAt,
+      expiresAt,
+      epoch,
+      offset: 1,
+    });
     const text = JSON.stringify(res.body.data);
     expect(await redis().get(keys.action('so-same'))).to.equal(text);
     const read = await get(b.url, '/v1/action/so-same');
@@ -114,7 +121,11 @@ describe("the pair's stream: offsets and epochs (docs/api.md#the-pairs-stream)",
 
   it('one script per POST of a routed type: the mailbox write and the append (no extra round trip)', async () => {
     const commands = await commandsDuring(() => store(a, request('so-cmds')));
-    const pairKeys = [keys.action('so-cmds'), keys.stream('so-cmds', 'key'), keys.streamMeta('so-cmds', 'key')];
+    const pairKeys = [
+      keys.action('so-cmds'),
+      keys.stream('so-cmds', 'key'),
+      keys.streamMeta('so-cmds', 'key'),
+    ];
     const touching = commands.filter((args) => args.some((arg) => pairKeys.includes(arg)));
     expect(touching).to.have.length(1);
     expect(touching[0]![0]!.toLowerCase()).to.be.oneOf(['eval', 'evalsha']);
@@ -173,7 +184,10 @@ describe("the pair's stream: retention (STREAM_LENGTH, STREAM_MAX_BYTES, ACTION_
     try {
       const first = await store(api, request('so-ttl'));
       expect(await redis().pttl(keys.stream('so-ttl', 'key'))).to.be.within(1, 1000);
-      await waitFor('the stream expired', async () => (await redis().exists(keys.stream('so-ttl', 'key'))) === 0);
+      await waitFor(
+        'the stream expired',
+        async () => (await redis().exists(keys.stream('so-ttl', 'key'))) === 0,
+      );
       expect(await redis().hget(keys.streamMeta('so-ttl', 'key'), 'offset')).to.equal('1');
       const next = await store(api, request('so-ttl'));
       expect(next).to.include({ epoch: first.epoch, offset: 2 });

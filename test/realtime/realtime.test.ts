@@ -45,7 +45,12 @@ async function store(api: TestApi, wkIdentity: string, type: string, payload?: s
   const { id, createdAt, expiresAt, epoch, offset } = res.body.data;
   const routed = actionTypeRule(type) !== undefined;
   expect(res.body.data).to.deep.equal({
-    ...actionRecord(api.config.apiProfile, { id, ...action(wkIdentity, type, payload), createdAt, expiresAt }),
+    ...actionRecord(api.config.apiProfile, {
+      id,
+      ...action(wkIdentity, type, payload),
+      createdAt,
+      expiresAt,
+    }),
     // Records of a routed type carry their place in the pair's stream of that direction.
     ...(routed ? { epoch, offset } : {}),
   });

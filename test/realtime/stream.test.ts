@@ -39,7 +39,11 @@ async function store(api: TestApi, room: string, side: Side, payload?: string): 
 }
 
 /** A socket on `side` that sends one join with an acknowledgement: its answer, once the replay was received. */
-async function resume(api: TestApi, side: Side, join: unknown): Promise<{ socket: TestClient; answer: unknown }> {
+async function resume(
+  api: TestApi,
+  side: Side,
+  join: unknown,
+): Promise<{ socket: TestClient; answer: unknown }> {
   const socket = client(api.url, side, undefined);
   await connected(socket);
   const answer: unknown = await socket.socket.timeout(5000).emitWithAck('join', join);
@@ -113,7 +117,8 @@ for (const name of TOPOLOGIES) {
       const stored = await Promise.all(racing);
       await sawInOrder(socket, 1, 15);
       const byOffset = new Map(stored.map((r) => [r.offset, r]));
-      for (const { data } of socket.received) expect(data).to.deep.equal(byOffset.get((data as Stored).offset));
+      for (const { data } of socket.received)
+        expect(data).to.deep.equal(byOffset.get((data as Stored).offset));
     });
   });
 }
@@ -132,7 +137,13 @@ describe('join with since: recovered, the replay and its bounds (standalone)', (
   it('offset 0 without epoch: every retained record, recovered', async () => {
     const stored = [await store(a, 'st-zero', 'key'), await store(b, 'st-zero', 'key')];
     const { socket, answer } = await resume(b, 'key', { wkIdentity: 'st-zero', since: { offset: 0 } });
-    expect(answer).to.deep.equal({ ok: true, recovered: true, epoch: stored[0]!.epoch, offset: 2, replayed: 2 });
+    expect(answer).to.deep.equal({
+      ok: true,
+      recovered: true,
+      epoch: stored[0]!.epoch,
+      offset: 2,
+      replayed: 2,
+    });
     expect(events(socket)).to.deep.equal(asEvents(stored));
   });
 
@@ -148,7 +159,13 @@ describe('join with since: recovered, the replay and its bounds (standalone)', (
     const stored = [await store(a, 'st-epoch', 'key'), await store(a, 'st-epoch', 'key')];
     const since = { epoch: 'someOtherEpoch', offset: 1 };
     const { socket, answer } = await resume(b, 'key', { wkIdentity: 'st-epoch', since });
-    expect(answer).to.deep.equal({ ok: true, recovered: false, epoch: stored[0]!.epoch, offset: 2, replayed: 2 });
+    expect(answer).to.deep.equal({
+      ok: true,
+      recovered: false,
+      epoch: stored[0]!.epoch,
+      offset: 2,
+      replayed: 2,
+    });
     expect(events(socket)).to.deep.equal(asEvents(stored));
   });
 
@@ -165,22 +182,40 @@ describe('join with since: recovered, the replay and its bounds (standalone)', (
     for (let i = 0; i < 4; i++) stored.push(await store(short, 'st-trim', 'key'));
     const since = { epoch: stored[0]!.epoch, offset: 1 };
     const { socket, answer } = await resume(short, 'key', { wkIdentity: 'st-trim', since });
-    expect(answer).to.deep.equal({ ok: true, recovered: false, epoch: stored[0]!.epoch, offset: 4, replayed: 2 });
+    expect(answer).to.deep.equal({
+      ok: true,
+      recovered: false,
+      epoch: stored[0]!.epoch,
+      offset: 4,
+      replayed: 2,
+    });
     expect(events(socket)).to.deep.equal(asEvents(stored.slice(2)));
     // From offset 2 on, the retained records 3 and 4 are all that is missing: recovered.
     const again = await resume(short, 'key', { wkIdentity: 'st-trim', since: { ...since, offset: 2 } });
-    expect(again.answer).to.deep.equal({ ok: true, recovered: true, epoch: stored[0]!.epoch, offset: 4, replayed: 2 });
+    expect(again.answer).to.deep.equal({
+      ok: true,
+      recovered: true,
+      epoch: stored[0]!.epoch,
+      offset: 4,
+      replayed: 2,
+    });
   });
 
   it('a direction without a position: recovered only from offset 0', async () => {
     const empty = await resume(a, 'wallet', { wkIdentity: 'st-none', since: { offset: 0 } });
     expect(empty.answer).to.deep.equal({ ok: true, recovered: true, epoch: null, offset: 0, replayed: 0 });
-    const lost = await resume(a, 'wallet', { wkIdentity: 'st-none', since: { epoch: 'anEpochGone', offset: 3 } });
+    const lost = await resume(a, 'wallet', {
+      wkIdentity: 'st-none',
+      since: { epoch: 'anEpochGone', offset: 3 },
+    });
     expect(lost.answer).to.deep.equal({ ok: true, recovered: false, epoch: null, offset: 0, replayed: 0 });
     // A record stored afterwards starts the direction: the stream sockets get it as offset 1.
     const first = await store(b, 'st-none', 'wallet');
     expect(first.offset).to.equal(1);
-    await waitFor('the first record', () => empty.socket.received.length === 1 && lost.socket.received.length === 1);
+    await waitFor(
+      'the first record',
+      () => empty.socket.received.length === 1 && lost.socket.received.length === 1,
+    );
     expect(events(empty.socket)).to.deep.equal(asEvents([first]));
   });
 
@@ -218,14 +253,16 @@ describe('join with since: recovered, the replay and its bounds (standalone)', (
     const stored = await store(a, 'st-metrics', 'wallet');
     await resume(b, 'wallet', { wkIdentity: 'st-metrics', since: { offset: 0 } });
     await resume(b, 'wallet', { wkIdentity: 'st-metrics', since: { epoch: stored.epoch, offset: 5 } });
-    expect(await counter('relay_stream_recoveries_total', { via: 'join', path: 'wallet', recovered: 'true' })).to.equal(
-      before.yes + 1,
-    );
-    expect(await counter('relay_stream_recoveries_total', { via: 'join', path: 'wallet', recovered: 'false' })).to.equal(
-      before.no + 1,
-    );
+    expect(
+      await counter('relay_stream_recoveries_total', { via: 'join', path: 'wallet', recovered: 'true' }),
+    ).to.equal(before.yes + 1);
+    expect(
+      await counter('relay_stream_recoveries_total', { via: 'join', path: 'wallet', recovered: 'false' }),
+    ).to.equal(before.no + 1);
     expect(await counter('relay_stream_replayed_total', { path: 'wallet' })).to.equal(before.replayed + 1);
-    expect(await counter('relay_stream_appends_total', { direction: 'wallet' })).to.equal(before.appended + 1);
+    expect(await counter('relay_stream_appends_total', { direction: 'wallet' })).to.equal(
+      before.appended + 1,
+    );
   });
 
   const EPOCH = 'abcdEFGH1234';
@@ -286,7 +323,10 @@ describe('in-order delivery to stream sockets (docs/api.md#resuming-the-stream)'
 
   it('a record that skips ahead waits; the missing one is read from the stream and sent first', async () => {
     const first = await store(api, 'io-fill', 'key');
-    const { socket } = await resume(api, 'key', { wkIdentity: 'io-fill', since: { epoch: first.epoch, offset: 1 } });
+    const { socket } = await resume(api, 'key', {
+      wkIdentity: 'io-fill',
+      since: { epoch: first.epoch, offset: 1 },
+    });
     const replayed = await counter('relay_stream_replayed_total', { path: 'key' });
     const missing = await silently(silent, 'io-fill');
     const next = await store(api, 'io-fill', 'key');
