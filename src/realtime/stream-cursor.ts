@@ -99,7 +99,7 @@ export class StreamCursor implements RoomCursor {
     if (offset <= this.offset) return;
     if (offset > this.offset + 1) {
       this.held.set(offset, live);
-      this.fill ??= setTimeout(() => void this.fillGap(), FILL_AFTER_MS);
+      this.fill ??= setTimeout(() => void this.catchUp(), FILL_AFTER_MS);
       return;
     }
     this.send(live, 'live');
@@ -125,37 +125,46 @@ export class StreamCursor implements RoomCursor {
     return sendOnce([this.socket], live.record, live.bytes, delivery) === 1;
   }
 
-  /** The records before the held ones did not arrive in time: they are read from the stream. */
-  private async fillGap(): Promise<void> {
+  /**
+   * Reads what the socket misses from the stream and sends it in order: the records before the held ones that did
+   * not arrive in time, or those stored while the pod's room channels were not heard. When one is no longer
+   * retained the transport is closed: the client resumes from what it has and learns that records were lost.
+   */
+  async catchUp(): Promise<void> {
+    clearTimeout(this.fill);
     this.fill = undefined;
-    if (this.stopped || this.held.size === 0 || !this.socket.connected || this.buffered) return;
-    const epoch = this.epoch!;
+    if (this.stopped || !this.socket.connected || this.buffered) return;
+    const { epoch, offset } = this;
     let read: StreamRead;
     try {
-      read = await this.deps.read(this.room, { epoch, offset: this.offset });
+      read = await this.deps.read(this.room, epoch === null ? { offset } : { epoch, offset });
     } catch (err) {
       // Without the stream the order cannot be kept: the client reconnects and resumes from what it has.
-      this.deps.log.warn('stream gap not filled: Redis unreadable', {
+      this.deps.log.warn('stream socket closed: the stream was unreadable', {
         path: this.deps.side,
         ...errorFields(err),
       });
       closeTransport(this.socket);
       return;
     }
-    if (this.stopped || this.buffered || this.held.size === 0 || epoch !== this.epoch) return;
-    let filled = 0;
-    if (read.epoch === epoch) {
-      for (const { offset, json } of read.records) {
-        if (offset !== this.offset + 1) continue;
-        this.send({ record: JSON.parse(json) as ActionRecord, bytes: Buffer.byteLength(json) }, 'replay');
-        this.offset = offset;
-        filled++;
+    // A join's replay took over, or live records moved the position meanwhile: what it read may be stale.
+    if (this.stopped || this.buffered || epoch !== this.epoch || offset !== this.offset) {
+      if (this.held.size > 0) this.fill ??= setTimeout(() => void this.catchUp(), FILL_AFTER_MS);
+      return;
+    }
+    if (read.recovered) {
+      let filled = 0;
+      for (const { offset: at, json } of read.records) {
+        if (at !== this.offset + 1) continue;
+        const live = { record: JSON.parse(json) as ActionRecord, bytes: Buffer.byteLength(json) };
+        if (this.send(live, 'replay')) filled++;
+        this.epoch = read.epoch;
+        this.offset = at;
         this.release();
       }
+      socketMetrics.streamReplayed(this.deps.side, filled);
+      if (this.held.size === 0) return;
     }
-    socketMetrics.streamReplayed(this.deps.side, filled);
-    if (this.held.size === 0) return;
-    // A record before the held ones is no longer retained.
     socketMetrics.streamGapClosed(this.deps.side);
     this.deps.log.info('stream socket closed: a record it missed is no longer retained', {
       path: this.deps.side,

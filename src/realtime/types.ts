@@ -20,6 +20,8 @@ interface SocketData {
 export interface RoomCursor {
   /** Sends `record` (`bytes` of stored JSON) once every record before it was sent. */
   offer(record: ActionRecord, bytes: number): void;
+  /** Sends, in order, what the socket misses from the stream (after the pod did not hear its room a while). */
+  catchUp(): Promise<void>;
   /** The socket left the room: nothing more is sent or read for it. */
   stop(): void;
 }

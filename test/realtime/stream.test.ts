@@ -8,7 +8,8 @@ import { ActionStore, type ActionRecord } from '../../src/mailbox/index.js';
 import { newRecordId } from '../../src/core/record-id.js';
 import { post, startTestApi, type TestApi } from '../helpers/api.js';
 import { testRedis } from '../helpers/redis.js';
-import { closedAfterEach, connected, type TestClient } from '../helpers/sockets.js';
+import { closedAfterEach, connected, roomSubscribers, type TestClient } from '../helpers/sockets.js';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { TOPOLOGIES, startTopology, type TestTopology } from '../helpers/topologies.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -355,5 +356,33 @@ describe('in-order delivery to stream sockets (docs/api.md#resuming-the-stream)'
     // The client reconnects and joins again with its old position: the retained record, not recovered.
     await waitFor('the next record', () => socket.received.length === 2);
     expect(events(socket)).to.deep.equal(asEvents([probe, next]));
+  });
+
+  it('after the pod did not hear its rooms a while, its stream sockets on the wallet path get what they missed, in order', async () => {
+    const proxy = await TcpProxy.start(testRedis().port);
+    const c = await startTestApi({ REDIS_URL: proxy.url });
+    try {
+      const first = await store(api, 'io-resub', 'wallet');
+      const since = { epoch: first.epoch, offset: 1 };
+      const { socket, answer } = await resume(c, 'wallet', { wkIdentity: 'io-resub', since });
+      expect(answer).to.include({ ok: true, recovered: true, replayed: 0 });
+      await waitFor('pod c subscribed', async () => (await roomSubscribers('wallet', 'io-resub')) === 1);
+      const replayed = await counter('relay_stream_replayed_total', { path: 'wallet' });
+      await proxy.cut();
+      await waitFor('pod c unsubscribed', async () => (await roomSubscribers('wallet', 'io-resub')) === 0);
+      // Acknowledged while pod c hears nothing: their notices never reach it.
+      const missed = [await store(api, 'io-resub', 'wallet'), await store(api, 'io-resub', 'wallet')];
+      await proxy.restore();
+      await waitFor('the records missed', () => socket.received.length === 2, 15_000);
+      const next = await store(api, 'io-resub', 'wallet');
+      await waitFor('the next record', () => socket.received.length === 3);
+      expect(events(socket)).to.deep.equal(asEvents([...missed, next]));
+      // Read from the stream, not heard live.
+      expect(await counter('relay_stream_replayed_total', { path: 'wallet' })).to.equal(replayed + 2);
+      expect(socket.disconnects).to.deep.equal([]);
+    } finally {
+      await c.stop();
+      await proxy.stop();
+    }
   });
 });
