@@ -119,21 +119,16 @@ function answer(socket: RelaySocket, outcome: Refused | Resumed | undefined, sid
   else socket.disconnect(true);
 }
 
-function roomOf(data: unknown): string | undefined {
+/** The event's data as `parse` reads it, or undefined when it is not of that shape. */
+function shaped<T>(parse: (data: unknown) => T, data: unknown): T | undefined {
   try {
-    return parseRoomEvent(data).wkIdentity;
+    return parse(data);
   } catch {
     return undefined;
   }
 }
 
-function joinOf(data: unknown): { wkIdentity: string; since?: StreamPosition } | undefined {
-  try {
-    return parseJoinEvent(data);
-  } catch {
-    return undefined;
-  }
-}
+const roomOf = (data: unknown) => shaped(parseRoomEvent, data)?.wkIdentity;
 
 /** The socket disconnected: its cursors stop (the socket is their `this`). */
 function stopCursors(this: RelaySocket): void {
@@ -197,7 +192,7 @@ async function join(
   if (!socket.connected) return undefined;
   const checked = await admitted(data, deps);
   if (!('fields' in checked)) return checked;
-  const joining = joinOf(checked.fields);
+  const joining = shaped(parseJoinEvent, checked.fields);
   if (joining === undefined) return { outcome: 'invalid', code: 'INVALID_PARAMETER' };
   const { wkIdentity, since } = joining;
   try {
