@@ -45,6 +45,10 @@ export interface ActionRecord extends ActionRequest {
   expiresAt: string;
   /** The same as `expiresAt`, under the relay's `ssp-apps` profile. */
   expireAt?: string;
+  /** The epoch of the pair's stream of this record's direction; only a record of a type the relay routes has one. */
+  epoch?: string;
+  /** The record's place in that epoch: 1, 2, 3, … per pair and direction, in write order. */
+  offset?: number;
 }
 
 export interface TokenRequest {

@@ -4,7 +4,8 @@ import type { ApiProfile } from '../core/config/config.js';
 import { ERROR_CODES } from '../core/errors.js';
 import { RELAY_VERSION } from '../core/version.js';
 import { credentialProperties } from '../identity/index.js';
-import { roomEvent } from '../realtime/index.js';
+import { joinEvent as joinData, roomEvent } from '../realtime/index.js';
+import { streamEpoch } from '../mailbox/index.js';
 import { documentedActionRecord } from './document.js';
 
 /**
@@ -59,6 +60,8 @@ function example(action: string, side: Side) {
         : {}),
       createdAt: '2026-11-23T12:00:00.000Z',
       expiresAt: '2026-11-23T12:15:00.000Z',
+      epoch: 'k3Yq0Zr2TmWb9xPe',
+      offset: 7,
     },
   };
 }
@@ -93,21 +96,30 @@ const roomMessage = (name: 'join' | 'leave', summary: string, payload: string) =
 
 /** A join: the room, and the identity signature it may carry (docs/api.md#identity-signed-requests). */
 const joinEvent = {
-  ...roomEvent,
+  ...joinData,
   description:
     'the identity signature travels in the same object: signature, message (signed for the purpose "join"), ' +
     'publicKey, witnessScript; required where AUTH_MODE / AUTH_ROUTES make joins required',
-  properties: { ...roomEvent.properties, ...credentialProperties },
+  properties: { ...joinData.properties, ...credentialProperties },
 };
 
 /** socket.io's acknowledgement of a join sent with a callback (docs/api.md#join-and-leave). */
 const joinAnswer = {
   type: 'object',
   description:
-    '{ ok: true } once joined; { ok: false, code } with the code HTTP would give, then the disconnect',
+    '{ ok: true } once joined; a join with since also gets recovered, epoch, offset and replayed, after the ' +
+    'replayed events (docs/api.md#resuming-the-stream); { ok: false, code } with the code HTTP would give, then ' +
+    'the disconnect',
   properties: {
     ok: { type: 'boolean' },
     code: { type: 'string', enum: ERROR_CODES },
+    recovered: {
+      type: 'boolean',
+      description: 'every record after since is among those replayed and live ones to come',
+    },
+    epoch: { anyOf: [streamEpoch, { type: 'null' }], description: "the direction's current epoch" },
+    offset: { type: 'integer', minimum: 0, description: "the direction's last offset (0: none)" },
+    replayed: { type: 'integer', minimum: 0, description: 'records this join sent' },
   },
   required: ['ok'],
   additionalProperties: false,
@@ -121,7 +133,9 @@ export function buildAsyncApi(): Record<string, unknown> {
         'budget or past SOCKET_ROOMS_MAX rooms, or one the identity check refuses (it may carry signature, ' +
         'message, publicKey, witnessScript: docs/api.md#identity-signed-requests) disconnects the socket (io ' +
         'server disconnect). A join that Redis cannot answer closes only the transport: the client reconnects ' +
-        'and joins again. Joins and leaves take effect in the order sent. Sent with an acknowledgement callback, ' +
+        'and joins again. Joins and leaves take effect in the order sent. With since (the epoch and offset of ' +
+        'the last record the client has) the socket first gets the records after it, in offset order, then the ' +
+        'live ones without gap or repeat; a bad since is a bad join. Sent with an acknowledgement callback, ' +
         'the join is answered (joinAnswer) before any disconnect.',
       'JoinEvent',
     ),
@@ -137,6 +151,10 @@ export function buildAsyncApi(): Record<string, unknown> {
       payload: { $ref: '#/components/schemas/JoinAnswer' },
       examples: [
         { name: 'joined', payload: { ok: true } },
+        {
+          name: 'resumed',
+          payload: { ok: true, recovered: true, epoch: 'k3Yq0Zr2TmWb9xPe', offset: 7, replayed: 2 },
+        },
         { name: 'refused', payload: { ok: false, code: 'AUTH_REQUIRED' } },
       ],
     },

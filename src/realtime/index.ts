@@ -2,7 +2,7 @@ import type { Feature } from '../core/feature.js';
 import { REALTIME_VARIABLES, realtimeSettings } from './variables.js';
 
 export { Realtime } from './servers.js';
-export { roomEvent } from './socket-schema.js';
+export { joinEvent, roomEvent } from './socket-schema.js';
 
 /** Socket.io events to the apps: its variables here; its servers are started beside the HTTP server (src/api.ts). */
 export const realtime = {

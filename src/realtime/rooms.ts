@@ -7,12 +7,15 @@ import { errorFields, type Logger } from '../core/log.js';
 import { socketMetrics } from './metrics.js';
 import { isRedisUnavailable } from '../core/redis/clients.js';
 import { settlesWithin } from '../core/role.js';
-import { roomEvent } from './socket-schema.js';
+import { joinEvent, roomEvent } from './socket-schema.js';
 import type { Replay } from './replay.js';
+import { streamMetrics, type StreamPosition } from '../mailbox/index.js';
+import { StreamCursor, type StreamReader } from './stream-cursor.js';
 import { closeTransport } from './transport.js';
 import type { RelaySocket } from './types.js';
 
 const parseRoomEvent = validator<{ wkIdentity: string }>('event', roomEvent);
+const parseJoinEvent = validator<{ wkIdentity: string; since?: StreamPosition }>('event', joinEvent);
 
 export interface RoomDeps {
   side: Side;
@@ -27,6 +30,8 @@ export interface RoomDeps {
   roomsMax: number;
   /** Resolves once records stored for the room on any pod reach this one (room-channels.ts). */
   listening(room: string): Promise<unknown>;
+  /** The room's stream of this path's direction, for joins with a position. */
+  readStream: StreamReader;
 }
 
 /** How long a join waits for its room's channel before the client is told to come back (UNAVAILABLE). */
@@ -62,6 +67,7 @@ export class RoomEvents {
   handle(socket: RelaySocket): void {
     socket.on('join', this.onJoin);
     socket.on('leave', this.onLeave);
+    socket.on('disconnect', stopCursors);
   }
 
   private inOrder(socket: RelaySocket, operation: () => Promise<void>, what: string): void {
@@ -75,8 +81,17 @@ export class RoomEvents {
   }
 }
 
+/** Where a join with a position left the socket: see StreamRead and docs/api.md#resuming-the-stream. */
+interface Resumed {
+  recovered: boolean;
+  epoch: string | null;
+  offset: number;
+  /** Records this join sent. */
+  replayed: number;
+}
+
 /** What the client is told of its join (socket.io's acknowledgement, when it asked for one). */
-export type JoinAnswer = { ok: true } | { ok: false; code: ErrorCode };
+export type JoinAnswer = { ok: true } | ({ ok: true } & Resumed) | { ok: false; code: ErrorCode };
 
 /**
  * A refused join: the metric's outcome, the code the acknowledgement names (as HTTP would), and whether the
@@ -92,9 +107,11 @@ interface Refused {
  * acknowledgement reaches the client before the disconnect (a closed transport, for Redis failing, drops it:
  * that client reconnects anyway).
  */
-function answer(socket: RelaySocket, refused: Refused | undefined, side: Side, ack: unknown): void {
+function answer(socket: RelaySocket, outcome: Refused | Resumed | undefined, side: Side, ack: unknown): void {
   const reply = typeof ack === 'function' ? (ack as (answer: JoinAnswer) => void) : () => {};
-  if (refused === undefined) return reply({ ok: true });
+  if (outcome === undefined) return reply({ ok: true });
+  if (!('outcome' in outcome)) return reply({ ok: true, ...outcome });
+  const refused = outcome;
   socketMetrics.joined(side, refused.outcome);
   if (!socket.connected) return;
   reply({ ok: false, code: refused.code });
@@ -102,12 +119,27 @@ function answer(socket: RelaySocket, refused: Refused | undefined, side: Side, a
   else socket.disconnect(true);
 }
 
-function roomOf(data: unknown): string | undefined {
+/** The event's data as `parse` reads it, or undefined when it is not of that shape. */
+function shaped<T>(parse: (data: unknown) => T, data: unknown): T | undefined {
   try {
-    return parseRoomEvent(data).wkIdentity;
+    return parse(data);
   } catch {
     return undefined;
   }
+}
+
+const roomOf = (data: unknown) => shaped(parseRoomEvent, data)?.wkIdentity;
+
+/** The socket disconnected: its cursors stop (the socket is their `this`). */
+function stopCursors(this: RelaySocket): void {
+  for (const cursor of this.data.cursors?.values() ?? []) cursor.stop();
+  this.data.cursors = undefined;
+}
+
+/** The socket is a plain socket of `room` from now on (a leave, or a join without a position). */
+function dropCursor(socket: RelaySocket, room: string): void {
+  socket.data.cursors?.get(room)?.stop();
+  socket.data.cursors?.delete(room);
 }
 
 /**
@@ -143,19 +175,26 @@ const UNAVAILABLE: Refused = { outcome: 'unavailable', code: 'UNAVAILABLE' };
 async function leave(socket: RelaySocket, data: unknown): Promise<void> {
   // A bad leave has nothing to undo; only a bad join is worth disconnecting for (docs/api.md#join-and-leave).
   const wkIdentity = roomOf(data);
-  if (wkIdentity !== undefined) await socket.leave(wkIdentity);
+  if (wkIdentity === undefined) return;
+  dropCursor(socket, wkIdentity);
+  await socket.leave(wkIdentity);
 }
 
 /**
  * Identity check, validation, join budget, rooms cap, join, replay: one step after the other. Undefined once
- * joined, else why not.
+ * joined (where the stream left it for a join with a position), else why not.
  */
-async function join(socket: RelaySocket, data: unknown, deps: RoomDeps): Promise<Refused | undefined> {
+async function join(
+  socket: RelaySocket,
+  data: unknown,
+  deps: RoomDeps,
+): Promise<Refused | Resumed | undefined> {
   if (!socket.connected) return undefined;
   const checked = await admitted(data, deps);
   if (!('fields' in checked)) return checked;
-  const wkIdentity = roomOf(checked.fields);
-  if (wkIdentity === undefined) return { outcome: 'invalid', code: 'INVALID_PARAMETER' };
+  const joining = shaped(parseJoinEvent, checked.fields);
+  if (joining === undefined) return { outcome: 'invalid', code: 'INVALID_PARAMETER' };
+  const { wkIdentity, since } = joining;
   try {
     await deps.joins.consume(socket.data.ip);
   } catch (err) {
@@ -170,6 +209,10 @@ async function join(socket: RelaySocket, data: unknown, deps: RoomDeps): Promise
   if (!socket.rooms.has(wkIdentity) && socket.rooms.size - 1 >= deps.roomsMax) {
     return { outcome: 'too_many_rooms', code: 'RATE_LIMITED' };
   }
+  const cursor = since === undefined ? undefined : cursorOf(socket, wkIdentity, deps);
+  if (cursor === undefined) dropCursor(socket, wkIdentity);
+  // From here on the room's live records wait behind the replay: none is missed or sent before it.
+  cursor?.replaying();
   await socket.join(wkIdentity);
   // Acknowledged only once the pod hears the room: a record stored after the acknowledgement reaches the socket.
   let heard = false;
@@ -183,8 +226,47 @@ async function join(socket: RelaySocket, data: unknown, deps: RoomDeps): Promise
     deps.log.warn('socket join waited too long for its room channel', { path: deps.side });
     return UNAVAILABLE;
   }
-  await deps.replay?.toSocket(socket, wkIdentity);
-  // Counted once the join is fully handled, replay included.
+  if (cursor === undefined) {
+    await deps.replay?.toSocket(socket, wkIdentity);
+    // Counted once the join is fully handled, replay included.
+    socketMetrics.joined(deps.side, 'joined');
+    return undefined;
+  }
+  return resume(socket, cursor, wkIdentity, since!, deps);
+}
+
+/** The socket's cursor of `room`, made on its first join with a position. */
+function cursorOf(socket: RelaySocket, room: string, deps: RoomDeps): StreamCursor {
+  const cursors = (socket.data.cursors ??= new Map());
+  const cursor = cursors.get(room);
+  if (cursor instanceof StreamCursor) return cursor;
+  const made = new StreamCursor(socket, room, {
+    side: deps.side,
+    read: deps.readStream,
+    log: deps.log,
+  });
+  cursors.set(room, made);
+  return made;
+}
+
+/** Replays the records after `since` to a joined stream socket, then the live ones that came meanwhile. */
+async function resume(
+  socket: RelaySocket,
+  cursor: StreamCursor,
+  room: string,
+  since: StreamPosition,
+  deps: RoomDeps,
+): Promise<Refused | Resumed | undefined> {
+  let read;
+  try {
+    read = await deps.readStream(room, since);
+  } catch (err) {
+    deps.log.warn('socket join could not read the stream', { path: deps.side, ...errorFields(err) });
+    return UNAVAILABLE;
+  }
+  if (!socket.connected) return undefined;
+  const replayed = cursor.replayed(read);
+  streamMetrics.recovery('join', deps.side, read.recovered);
   socketMetrics.joined(deps.side, 'joined');
-  return undefined;
+  return { recovered: read.recovered, epoch: read.epoch, offset: read.offset, replayed };
 }

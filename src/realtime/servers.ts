@@ -26,7 +26,7 @@ import { settlesWithin } from '../core/role.js';
 import { Backlogs } from './backlog.js';
 import { oneConnect } from './connects.js';
 import { ActionEmitter } from './emitter.js';
-import { Replay } from './replay.js';
+import { inBatches, Replay } from './replay.js';
 import { channelClients, RoomChannels, type ChannelClients } from './room-channels.js';
 import { RoomEvents } from './rooms.js';
 import { SocketCap } from './socket-cap.js';
@@ -157,6 +157,7 @@ export class Realtime {
         auth: this.deps.authGate,
         roomsMax: this.deps.config.realtime.roomsMax,
         listening: (room) => this.channels.listening(side, room),
+        readStream: (room, since) => this.deps.store.readStream(room, side, since),
       });
       const { backlogs } = this;
       // Shared by every socket of the path (socket.io disconnects a socket once).
@@ -177,7 +178,7 @@ export class Realtime {
       });
       this.channels.serve(side, io);
       this.emitter.serve(side, io);
-      if (replay) this.replayAfterGaps(io, replay);
+      this.replayAfterGaps(io, replay);
       this.servers.push(io);
     }
     const sideOf = (url: string) => SIDES.find((side) => url.startsWith(`/v1/socket/${side}/`));
@@ -206,9 +207,10 @@ export class Realtime {
    * The room channels' subscriber reconnected (a Redis restart, a Sentinel failover, a silent connection Liveness
    * replaced: `ready` again; a failover of a cluster shard or a silent shard connection: its sharded subscriber
    * replaced, `subscribersReady`). Notices published meanwhile never came,
-   * so the pod replays each key room's current record; sockets that had it already are skipped by its id.
+   * so the pod replays each key room's current record (sockets that had it already are skipped by its id), and
+   * every stream socket, on both paths, gets what it missed from the stream.
    */
-  private replayAfterGaps(io: RelayServer, replay: Replay): void {
+  private replayAfterGaps(io: RelayServer, replay: Replay | undefined): void {
     const recovered = async () => {
       // The mailbox client went through the same outage and may reconnect a moment later.
       while (!this.stopping) {
@@ -221,7 +223,11 @@ export class Realtime {
       }
       if (this.stopping) return;
       this.deps.log.info('socket room channels resubscribed; replaying pending requests');
-      await replay.toRooms(io);
+      await replay?.toRooms(io);
+      const cursors = [...io.sockets.sockets.values()].flatMap((socket) => [
+        ...(socket.data.cursors?.values() ?? []),
+      ]);
+      await inBatches(cursors, (cursor) => cursor.catchUp());
     };
     const onRecovered = () =>
       void recovered().catch((err: unknown) => this.deps.log.error('replay failed', errorFields(err)));

@@ -262,7 +262,11 @@ for (const profile of API_PROFILES) {
         createdAt: record.createdAt,
         expiresAt: record.expiresAt,
         ...(apps ? { expireAt: record.expiresAt } : {}),
+        // The first request to the key of this pair in this run.
+        epoch: record.epoch,
+        offset: 1,
       });
+      expect(record.epoch).to.match(/^[A-Za-z0-9_-]{8,32}$/);
       expect(Date.parse(record.expiresAt) - Date.parse(record.createdAt)).to.equal(900_000);
       expect(await client.getAction(PAIR.wkIdentity)).to.deep.equal(record);
       expect(JSON.parse((await redis().get(keys.action(PAIR.wkIdentity)))!)).to.deep.equal(record);
@@ -491,6 +495,8 @@ describe('client: signed writes and joins on a relay with AUTH_MODE=required', (
       ...txBody,
       createdAt: record.createdAt,
       expiresAt: record.expiresAt,
+      epoch: record.epoch,
+      offset: 1,
     });
     expect(JSON.parse((await redis().get(keys.action(PAIR.wkIdentity)))!)).to.deep.equal(record);
     const reply = await client.postAction(txidBody, { sign: keyKeys });
