@@ -83,6 +83,8 @@ const schemas = (routes: readonly Operation[], profile: ApiProfile): Record<stri
   SyncRecord: responses.syncRecord,
   ActionRequest: requestSchema(routes, 'ActionRequest'),
   ActionRecord: responses.actionRecord(profile),
+  AckRequest: requestSchema(routes, 'AckRequest'),
+  Ack: responses.ack,
   RecoveryPubRequest: requestSchema(routes, 'RecoveryPubRequest'),
   RecoveryPub: responses.recoveryPub,
   NoncesStatus: responses.noncesStatus,
@@ -315,7 +317,9 @@ function securityOf(operation: Operation): Schema {
   const when =
     route === 'recoverypub'
       ? 'always required, whatever AUTH_MODE says'
-      : `checked when present; AUTH_MODE / AUTH_ROUTES (${route}=…) decide whether it is required`;
+      : route === 'ack'
+        ? 'required whatever AUTH_MODE says, unless AUTH_ROUTES says ack=off'
+        : `checked when present; AUTH_MODE / AUTH_ROUTES (${route}=…) decide whether it is required`;
   return {
     security: [],
     description:
@@ -325,7 +329,7 @@ function securityOf(operation: Operation): Schema {
       in: 'body',
       fields: Object.keys(credentialProperties),
       purpose: PURPOSE[route],
-      required: route === 'recoverypub' ? 'always' : 'per AUTH_MODE',
+      required: route === 'recoverypub' ? 'always' : route === 'ack' ? 'unless ack=off' : 'per AUTH_MODE',
     },
   };
 }

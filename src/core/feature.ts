@@ -1,4 +1,4 @@
-import type { Middleware } from 'koa';
+import type { RouterMiddleware } from '@koa/router';
 import type { ValuesOf, VariableTable } from './config/variables.js';
 import type { BodyCharge } from './http/body.js';
 import type { RelayState } from './http/context.js';
@@ -30,12 +30,17 @@ export interface Feature<ApiDeps, WorkerDeps = never> {
 
 /**
  * What a verified write stored, as its answer's payload (JSON text), found by the id the write went by; null
- * once it is gone (replaced or expired). `body` is the resend's, byte for byte the first request's.
+ * once it is gone (replaced or expired). `body` is the resend's, byte for byte the first request's; `params` its
+ * path's.
  */
-export type StoredAnswer = (body: Record<string, unknown>, writeId: string) => Promise<string | null>;
+export type StoredAnswer = (
+  body: Record<string, unknown>,
+  writeId: string,
+  params: Record<string, string>,
+) => Promise<string | null>;
 
 /** The guards of a write: its body charged to the client's byte budget, its identity signature checked. */
 export interface WriteGuards {
   writeBudget: BodyCharge;
-  signed(route: SignedRoute, stored: StoredAnswer): Middleware<RelayState>;
+  signed(route: SignedRoute, stored: StoredAnswer): RouterMiddleware<RelayState>;
 }

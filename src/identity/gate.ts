@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { actionTypeRule, unsignedGuard } from '../action-types/index.js';
 import { newRecordId } from '../core/record-id.js';
-import { SIDES, type Side } from '../core/sides.js';
+import { OTHER_SIDE, SIDES, type Side } from '../core/sides.js';
 import type { AuthConfig } from './variables.js';
 import { PURPOSE, type SignedRoute } from '../core/signed-routes.js';
 import { AppError } from '../core/errors.js';
@@ -13,8 +13,6 @@ import type { SignatureVerifier } from './signature.js';
 import type { AuthStore } from './store.js';
 import { SIGNING_FIELDS, verifyCredential, withoutCredential, type CredentialLocation } from './verify.js';
 
-const OTHER_SIDE: Record<Side, Side> = { key: 'wallet', wallet: 'key' };
-
 /** What is being admitted: the route, where its fields are, and for a join its path's side. */
 export interface AuthRequest {
   route: SignedRoute;
@@ -22,6 +20,8 @@ export interface AuthRequest {
   body: Readonly<Record<string, unknown>>;
   /** The socket path of a join. */
   side?: Side;
+  /** The wkIdentity the path names (an ack), where the body has none. */
+  identity?: string;
   log: Logger;
 }
 
@@ -37,6 +37,8 @@ export interface Admitted {
   resendOf?: string;
   /** Call when the request ends before anything was written: its honest retry then works once. */
   release(): Promise<void>;
+  /** Whether a credential passed (the request is one of the pair's), not merely a mode let it in. */
+  verified: boolean;
 }
 
 /** Which credential spent a nonce: equal for a byte-identical resend (same message, so the same body). */
@@ -69,7 +71,7 @@ export class AuthGate {
     try {
       const { label, ...admitted } = await this.decide(request);
       recordAuth(route, label);
-      return admitted;
+      return { ...admitted, verified: label === 'verified' };
     } catch (err) {
       if (err instanceof AuthRefusal) {
         recordAuth(route, `refused_${err.reason}`);
@@ -81,7 +83,7 @@ export class AuthGate {
     }
   }
 
-  private async decide(request: AuthRequest): Promise<Admitted & { label: string }> {
+  private async decide(request: AuthRequest): Promise<Omit<Admitted, 'verified'> & { label: string }> {
     const { route, location, body } = request;
     const mode = route === 'recoverypub' ? 'required' : this.settings.modes[route];
     const present = SIGNING_FIELDS.filter((field) => Object.hasOwn(body, field));
@@ -103,7 +105,7 @@ export class AuthGate {
     const nowMs = this.now();
     const windowMs = this.settings.windowSeconds * 1000;
     const verdict = verifyCredential(
-      { purpose: PURPOSE[route], location, body },
+      { purpose: PURPOSE[route], location, body, ...(request.identity ? { identity: request.identity } : {}) },
       this.verifier,
       nowMs,
       windowMs,
@@ -185,6 +187,7 @@ function senderSides({ route, body, side }: AuthRequest): Side[] {
     case 'sync':
       return body.keyToken !== undefined && body.keyToken !== null && body.keyToken !== '' ? ['key'] : [];
     case 'recoverypub':
+    case 'ack':
       return [];
   }
 }

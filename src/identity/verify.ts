@@ -27,6 +27,8 @@ export interface SignedRequest {
   location: CredentialLocation;
   /** The request as parsed, credential fields included. */
   body: Readonly<Record<string, unknown>>;
+  /** The wkIdentity the path names (an ack), where the body has none. */
+  identity?: string;
 }
 
 export interface Verified {
@@ -186,7 +188,7 @@ function check(
     );
   }
   // 4
-  const wkIdentity = body.wkIdentity;
+  const wkIdentity = request.identity ?? body.wkIdentity;
   if (typeof wkIdentity !== 'string' || message.identity !== wkIdentity) {
     refuse(location, 'message/identity', 'identity', 'identity must equal wkIdentity');
   }

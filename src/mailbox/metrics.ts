@@ -44,3 +44,17 @@ export const streamMetrics = {
   recovery: (via: 'join' | 'poll', path: string, recovered: boolean) =>
     streamRecoveries.inc({ via, path, recovered: String(recovered) }),
 };
+
+/** What became of an ack (docs/api.md#acks-and-receipts). */
+export type AckOutcome = 'recorded' | 'repeat' | 'not_found' | 'unauthorized' | 'rate_limited';
+
+const acks = new Counter({
+  name: 'relay_acks_total',
+  help: 'Acks of records, by way (socket, http) and outcome (recorded: the first, its receipt stored; repeat: acknowledged before, nothing stored; not_found; unauthorized; rate_limited).',
+  labelNames: ['via', 'outcome'] as const,
+  registers: [registry],
+});
+
+export const ackMetrics = {
+  counted: (via: 'socket' | 'http', outcome: AckOutcome) => acks.inc({ via, outcome }),
+};

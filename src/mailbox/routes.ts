@@ -10,12 +10,17 @@ import { errorFields } from '../core/log.js';
 import { notModifiedCounter, recordIntentAppendMiss } from './metrics.js';
 import { answeredNotModified } from '../core/http/conditional.js';
 import { validator } from '../core/validation/validate.js';
-import { actionBody } from './schema.js';
+import { ackBody, ackParams, actionBody } from './schema.js';
 import { idParams } from '../core/validation/common-schema.js';
+import { acknowledge, type ReceiptEvents } from './acks.js';
+import { ackMetrics } from './metrics.js';
 import { actionTypeRule, pushSide, unsignedGuard } from '../action-types/index.js';
 import {
+  mailboxRead,
   PendingVerified,
   recordTag,
+  withReceipt,
+  type AckResult,
   type ActionRecord,
   type ActionRequest,
   type ActionStore,
@@ -25,6 +30,7 @@ import { newRecordId } from '../core/record-id.js';
 
 const parseBody = validator<ActionRequest>('body', actionBody);
 const parseParams = validator<{ id: string }>('params', idParams);
+const parseAckParams = validator<{ wkIdentity: string; id: string }>('params', ackParams);
 
 /**
  * How records are shaped: their lifetime, and whether they also carry `expireAt` (API_PROFILE=ssp-apps); and the
@@ -69,8 +75,8 @@ function storedAction(store: ActionStore): StoredAnswer {
   };
 }
 
-/** What happens once an action is stored; must neither throw nor delay the response. */
-export interface ActionEvents {
+/** What happens once an action is stored or acknowledged; must neither throw nor delay the response. */
+export interface ActionEvents extends ReceiptEvents {
   stored(record: ActionRecord, json: string): void;
 }
 
@@ -99,6 +105,26 @@ export const actionRead = {
   consumesLimitInScript: true,
   conditional: true,
 } satisfies RouteSpec;
+
+export const actionAck = {
+  method: 'post',
+  path: '/v1/action/{wkIdentity}/{id}/ack',
+  summary: 'Acknowledges a record: the app of its target side received it (the first ack is the receipt)',
+  doc: 'post-v1actionwkidentityidack',
+  params: ackParams,
+  body: { component: 'AckRequest', schema: ackBody, limitBytes: 16 * 1024 },
+  data: 'Ack',
+  errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
+  signedAs: 'ack',
+} satisfies RouteSpec<SignedRoute>;
+
+/** An ack's answer: the record acknowledged and its receipt. */
+function ackAnswer(result: NonNullable<AckResult>): string {
+  const { wkIdentity, id, action, epoch, offset, side, at } = result.event;
+  return JSON.stringify({ id, wkIdentity, action, epoch, offset, delivered: { side, at } });
+}
+
+const NO_RECORD = 'No retained record of this pair has that id.';
 
 /** What the mailbox's routes use of the app. */
 export interface ActionDeps {
@@ -171,12 +197,51 @@ export const actionRoutes: MountedRoute<ActionDeps>[] = [
       return {
         handler: async (ctx) => {
           const { id } = parseParams({ ...ctx.params });
-          const record = await readWithin(ctx.state.limit, stores.actions.recordRead(id));
-          if (record === null)
+          const read = mailboxRead(await readWithin(ctx.state.limit, stores.actions.recordRead(id)));
+          if (read === null)
             throw new AppError('NOT_FOUND', 'The action mailbox of this pair is empty or expired.');
-          const tag = recordTag(record);
+          const tag = recordTag(read.json, read.receipt);
           if (tag !== null && answeredNotModified(ctx, tag)) return countNotModified();
-          okJson(ctx, record);
+          okJson(ctx, withReceipt(read));
+        },
+      };
+    },
+  },
+  {
+    spec: actionAck,
+    handling: ({ stores, guards, actionEvents: events }) => {
+      const store = stores.actions;
+      const ack = (params: Record<string, string>) => {
+        const { wkIdentity, id } = parseAckParams({ ...params });
+        return acknowledge(store, events, 'http', wkIdentity, id, 'both');
+      };
+      return {
+        guards: [
+          // The path first (400), then the credential (401, counted as an unauthorized ack).
+          async (ctx, next) => {
+            parseAckParams({ ...ctx.params });
+            try {
+              await next();
+            } catch (err) {
+              if (err instanceof AppError && err.status === 401) ackMetrics.counted('http', 'unauthorized');
+              throw err;
+            }
+          },
+          // A byte-identical resend is answered as the first ack was: the same receipt.
+          guards.signed(actionAck.signedAs, async (_body, _id, params) => {
+            const result = await ack(params);
+            return result === undefined ? null : ackAnswer(result);
+          }),
+        ],
+        handler: async (ctx) => {
+          ctx.state.writing = true;
+          const result = await ack(ctx.params);
+          if (result === undefined) {
+            // Nothing was written: the credential's nonce is given back.
+            ctx.state.writing = false;
+            throw new AppError('NOT_FOUND', NO_RECORD);
+          }
+          okJson(ctx, ackAnswer(result));
         },
       };
     },

@@ -88,3 +88,14 @@ export const streamPosition = {
   if: { properties: { offset: { type: 'integer', exclusiveMinimum: 0 } } },
   then: { required: ['epoch'] },
 } as const;
+
+/** docs/api.md#post-v1actionwkidentityidack: the pair and the id of the record acknowledged. */
+export const ackParams = {
+  type: 'object',
+  properties: { wkIdentity: identifier, id: identifier },
+  required: ['wkIdentity', 'id'],
+  additionalProperties: false,
+} as const;
+
+/** An ack's body: an object (`{}`), which carries the credential. */
+export const ackBody = { type: 'object', properties: {}, additionalProperties: false } as const;

@@ -78,7 +78,14 @@ const streamGapCloses = new Counter({
   registers: [registry],
 });
 
+const receiptsEmitted = new Counter({
+  name: 'relay_receipts_emitted_total',
+  help: '`delivered` events (a first ack of a record) this pod sent, one per stream socket of the sender side.',
+  registers: [registry],
+});
+
 export const socketMetrics = {
+  receiptsEmitted: (sockets: number) => receiptsEmitted.inc(sockets),
   connected: (path: string, change: 1 | -1) => socketsConnected.inc({ path }, change),
   refused: (path: string) => socketsRefused.inc({ path }),
   connectRefused: (path: string) => socketConnectsRefused.inc({ path }),

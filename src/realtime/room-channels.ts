@@ -5,8 +5,10 @@ import { errorFields, type Logger } from '../core/log.js';
 import { socketMetrics } from './metrics.js';
 import { createRedis, type RedisClient } from '../core/redis/clients.js';
 import type { RedisTopology } from '../core/config/config.js';
-import type { ActionRecord } from '../mailbox/index.js';
-import { deliverToRoom } from './deliveries.js';
+import { Cluster } from 'ioredis';
+import type { ActionRecord, DeliveredEvent, ReceiptNotice } from '../mailbox/index.js';
+import { OTHER_SIDE } from '../core/sides.js';
+import { deliverReceipt, deliverToRoom } from './deliveries.js';
 import type { RelayServer } from './types.js';
 
 /** The publisher and the subscriber of a pod's room channels, shared by both paths. */
@@ -30,6 +32,9 @@ interface Subscription {
 /** Characters of the publishing pod's id, which opens each of its notices. */
 const POD_ID_BYTES = 16;
 
+/** What a notice carries besides a stored record: its kind follows the room in its first line. */
+export type NoticeKind = 'delivered';
+
 /**
  * Cross-pod delivery of stored action records (docs/operations.md#cross-pod-events): a sharded pub/sub channel
  * per pair room and path (`SSUBSCRIBE`/`SPUBLISH`), subscribed while the pod holds a socket in the room, so a pod
@@ -37,8 +42,10 @@ const POD_ID_BYTES = 16;
  * `partitions` > 0 rooms share that many hashed channels per path instead, and a pod skips the records of rooms
  * it does not hold.
  *
- * A notice is `<pod id> <room>\n<stored record JSON>`: a pod skips its own (it delivered them already) and
- * those of rooms it does not hold before decoding the record.
+ * A notice is `<pod id> <room>\n<stored record JSON>`, or `<pod id> <room> <kind>\n<JSON>` for another kind
+ * (`delivered`: a receipt's event, docs/api.md#acks-and-receipts), which a pod that knows no kinds skips as a room it
+ * does not hold: a pod skips its own (it delivered them already) and those of rooms it does not hold before
+ * decoding anything.
  */
 export class RoomChannels {
   private readonly pod = randomBytes(POD_ID_BYTES / 2).toString('hex');
@@ -79,14 +86,40 @@ export class RoomChannels {
    */
   publish(side: Side, record: ActionRecord, json: string): void {
     const room = record.wkIdentity;
+    this.send(side, room, `${this.pod} ${room}\n${json}`);
+  }
+
+  private send(side: Side, room: string, notice: string): void {
     const sent = this.clients.pub
-      .spublish(this.channelOf(side, room), `${this.pod} ${room}\n${json}`)
+      .spublish(this.channelOf(side, room), notice)
       .catch((err: unknown) => {
         socketMetrics.publishFailed(side);
         this.log.error('socket notice not published', { path: side, ...errorFields(err) });
       })
       .finally(() => this.publishing.delete(sent));
     this.publishing.add(sent);
+  }
+
+  /**
+   * Where the ack script publishes the `delivered` notice of `room` (the sender side's channel, by the record's
+   * target side). Undefined on a cluster, where the channel lives in another slot than the pair's keys: the
+   * caller publishes it then (publishNotice).
+   */
+  receiptNotice(room: string): ReceiptNotice | undefined {
+    if (this.clients.pub instanceof Cluster) return undefined;
+    return {
+      channels: { key: this.channelOf('wallet', room), wallet: this.channelOf('key', room) },
+      header: this.header(room, 'delivered'),
+    };
+  }
+
+  /** Publishes a notice of `kind` (its JSON) to the other pods holding `room` on `side`'s path; never throws. */
+  publishNotice(side: Side, room: string, kind: NoticeKind, json: string): void {
+    this.send(side, room, `${this.header(room, kind)}${json}`);
+  }
+
+  private header(room: string, kind: NoticeKind): string {
+    return `${this.pod} ${room} ${kind}\n`;
   }
 
   /** Settles once every notice published so far was answered or failed: a QUIT sent earlier would overtake them. */
@@ -135,9 +168,10 @@ export class RoomChannels {
     if (message.toString('latin1', 0, POD_ID_BYTES) === this.pod) return;
     const end = message.indexOf(10, POD_ID_BYTES + 1);
     if (end < 0) return;
-    const room = message.toString('latin1', POD_ID_BYTES + 1, end);
+    const [room = '', kind] = message.toString('latin1', POD_ID_BYTES + 1, end).split(' ');
     const io = this.servers.get(side)!;
     if (!io.sockets.adapter.rooms.has(room)) return;
+    if (kind !== undefined) return this.receivedKind(io, side, room, kind, message.toString('utf8', end + 1));
     let record: ActionRecord;
     try {
       record = JSON.parse(message.toString('utf8', end + 1)) as ActionRecord;
@@ -146,5 +180,18 @@ export class RoomChannels {
     }
     if (record?.wkIdentity !== room || typeof record.id !== 'string') return;
     deliverToRoom(io, record, message.length - end - 1, 'live');
+  }
+
+  /** A notice of another kind than a record, for a room this pod holds on the channel's path. */
+  private receivedKind(io: RelayServer, side: Side, room: string, kind: string, text: string): void {
+    if (kind !== 'delivered') return;
+    let event: DeliveredEvent;
+    try {
+      event = JSON.parse(text) as DeliveredEvent;
+    } catch {
+      return;
+    }
+    if (event?.wkIdentity !== room || OTHER_SIDE[event.side] !== side) return;
+    deliverReceipt(io, event);
   }
 }

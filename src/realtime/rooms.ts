@@ -9,13 +9,14 @@ import { isRedisUnavailable } from '../core/redis/clients.js';
 import { settlesWithin } from '../core/role.js';
 import { joinEvent, roomEvent } from './socket-schema.js';
 import type { Replay } from './replay.js';
-import { streamMetrics, type StreamPosition } from '../mailbox/index.js';
+import { ackMetrics, ackParams, streamMetrics, type AckResult, type StreamPosition } from '../mailbox/index.js';
 import { StreamCursor, type StreamReader } from './stream-cursor.js';
 import { closeTransport } from './transport.js';
 import type { RelaySocket } from './types.js';
 
 const parseRoomEvent = validator<{ wkIdentity: string }>('event', roomEvent);
 const parseJoinEvent = validator<{ wkIdentity: string; since?: StreamPosition }>('event', joinEvent);
+const parseAckEvent = validator<{ wkIdentity: string; id: string }>('event', ackParams);
 
 export interface RoomDeps {
   side: Side;
@@ -32,13 +33,17 @@ export interface RoomDeps {
   listening(room: string): Promise<unknown>;
   /** The room's stream of this path's direction, for joins with a position. */
   readStream: StreamReader;
+  /** Acknowledges a record of the room in this path's direction (the socket was checked). */
+  acknowledge(room: string, id: string): Promise<AckResult>;
+  /** AUTH_ROUTES says `ack=off`: every joined socket is authenticated for its side. */
+  acksUnchecked: boolean;
 }
 
 /** How long a join waits for its room's channel before the client is told to come back (UNAVAILABLE). */
 const LISTEN_WAIT_MS = 2000;
 
 /**
- * A room per pair: its wkIdentity. Anything the socket sends but `join` and `leave` has no listener: ignored.
+ * A room per pair: its wkIdentity. Anything the socket sends but `join`, `leave` and `ack` has no listener: ignored.
  *
  * A socket's room operations run one after another in the order they arrived: a `join` waits for the identity
  * check and the Redis join budget, and a `leave` sent right after it must not overtake it (the join would then
@@ -52,6 +57,7 @@ export class RoomEvents {
   private readonly queues = new Map<RelaySocket, Promise<void>>();
   private readonly onJoin: (this: RelaySocket, data: unknown, ack?: unknown) => void;
   private readonly onLeave: (this: RelaySocket, data: unknown) => void;
+  private readonly onAck: (this: RelaySocket, data: unknown, ack?: unknown) => void;
 
   constructor(private readonly deps: RoomDeps) {
     const inOrder = this.inOrder.bind(this);
@@ -61,12 +67,17 @@ export class RoomEvents {
     this.onLeave = function (data) {
       inOrder(this, () => leave(this, data), 'leave');
     };
+    this.onAck = function (data, reply) {
+      const answer = typeof reply === 'function' ? (reply as (answer: AckAnswer) => void) : () => {};
+      inOrder(this, async () => answer(await acknowledged(this, data, deps)), 'ack');
+    };
   }
 
-  /** Listens for the socket's `join` and `leave`. */
+  /** Listens for the socket's `join`, `leave` and `ack`. */
   handle(socket: RelaySocket): void {
     socket.on('join', this.onJoin);
     socket.on('leave', this.onLeave);
+    socket.on('ack', this.onAck);
     socket.on('disconnect', stopCursors);
   }
 
@@ -134,6 +145,7 @@ const roomOf = (data: unknown) => shaped(parseRoomEvent, data)?.wkIdentity;
 function stopCursors(this: RelaySocket): void {
   for (const cursor of this.data.cursors?.values() ?? []) cursor.stop();
   this.data.cursors = undefined;
+  this.data.authenticated = undefined;
 }
 
 /** The socket is a plain socket of `room` from now on (a leave, or a join without a position). */
@@ -146,9 +158,12 @@ function dropCursor(socket: RelaySocket, room: string): void {
  * The join's data as later steps see it (credential removed), or why the gate refused it (UNAVAILABLE: Redis
  * could not answer it: nonce, pin).
  */
-async function admitted(data: unknown, deps: RoomDeps): Promise<{ fields: unknown } | Refused> {
+async function admitted(
+  data: unknown,
+  deps: RoomDeps,
+): Promise<{ fields: unknown; verified: boolean } | Refused> {
   // Not an object: nothing to check, and roomOf refuses it next.
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) return { fields: data };
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return { fields: data, verified: false };
   try {
     const admitted = await deps.auth.admit({
       route: 'join',
@@ -157,7 +172,7 @@ async function admitted(data: unknown, deps: RoomDeps): Promise<{ fields: unknow
       side: deps.side,
       log: deps.log,
     });
-    return { fields: admitted.body };
+    return { fields: admitted.body, verified: admitted.verified };
   } catch (err) {
     // Refusals are logged and counted by the gate; Redis failing reaches here raw or as a 503.
     const unavailable = err instanceof AppError ? err.code === 'UNAVAILABLE' : isRedisUnavailable(err);
@@ -177,6 +192,7 @@ async function leave(socket: RelaySocket, data: unknown): Promise<void> {
   const wkIdentity = roomOf(data);
   if (wkIdentity === undefined) return;
   dropCursor(socket, wkIdentity);
+  socket.data.authenticated?.delete(wkIdentity);
   await socket.leave(wkIdentity);
 }
 
@@ -195,14 +211,8 @@ async function join(
   const joining = shaped(parseJoinEvent, checked.fields);
   if (joining === undefined) return { outcome: 'invalid', code: 'INVALID_PARAMETER' };
   const { wkIdentity, since } = joining;
-  try {
-    await deps.joins.consume(socket.data.ip);
-  } catch (err) {
-    // Rejections are the budget's answer; an error (past its in-memory fallback) is Redis's, not the client's.
-    if (!(err instanceof Error)) return { outcome: 'rate_limited', code: 'RATE_LIMITED' };
-    deps.log.warn('socket join limiter failed', errorFields(err));
-    return UNAVAILABLE;
-  }
+  const spent = await spend(socket, deps, 'join');
+  if (spent !== undefined) return spent;
   // A socket that disconnected while its join waited for Redis must not be added to a room it would never leave.
   if (!socket.connected) return undefined;
   // socket.rooms holds the socket's own id besides the pair rooms.
@@ -211,6 +221,8 @@ async function join(
   }
   const cursor = since === undefined ? undefined : cursorOf(socket, wkIdentity, deps);
   if (cursor === undefined) dropCursor(socket, wkIdentity);
+  // The room's latest join says whether the socket is authenticated for this path's side.
+  (socket.data.authenticated ??= new Map()).set(wkIdentity, checked.verified || deps.acksUnchecked);
   // From here on the room's live records wait behind the replay: none is missed or sent before it.
   cursor?.replaying();
   await socket.join(wkIdentity);
@@ -233,6 +245,57 @@ async function join(
     return undefined;
   }
   return resume(socket, cursor, wkIdentity, since!, deps);
+}
+
+/** One point of the per-IP join budget, which joins and acks draw on; undefined when spent. */
+async function spend(socket: RelaySocket, deps: RoomDeps, what: string): Promise<Refused | undefined> {
+  try {
+    await deps.joins.consume(socket.data.ip);
+    return undefined;
+  } catch (err) {
+    // Rejections are the budget's answer; an error (past its in-memory fallback) is Redis's, not the client's.
+    if (!(err instanceof Error)) return { outcome: 'rate_limited', code: 'RATE_LIMITED' };
+    deps.log.warn(`socket ${what} limiter failed`, errorFields(err));
+    return UNAVAILABLE;
+  }
+}
+
+/** What the client is told of its ack (docs/api.md#acks-and-receipts). */
+export type AckAnswer =
+  | { ok: true; delivered: { side: Side; at: string } }
+  | { ok: false; code: ErrorCode };
+
+/**
+ * An ack: its shape, the socket's membership of the room and its authentication for this path's side, one point
+ * of the join budget, then the script. A refusal records nothing and never disconnects the socket.
+ */
+async function acknowledged(socket: RelaySocket, data: unknown, deps: RoomDeps): Promise<AckAnswer> {
+  const acking = shaped(parseAckEvent, data);
+  if (acking === undefined) return { ok: false, code: 'INVALID_PARAMETER' };
+  const { wkIdentity, id } = acking;
+  const authenticated = socket.data.authenticated?.get(wkIdentity);
+  if (authenticated === undefined || !socket.rooms.has(wkIdentity)) {
+    ackMetrics.counted('socket', 'not_found');
+    return { ok: false, code: 'NOT_FOUND' };
+  }
+  if (!authenticated) {
+    ackMetrics.counted('socket', 'unauthorized');
+    return { ok: false, code: 'AUTH_REQUIRED' };
+  }
+  const spent = await spend(socket, deps, 'ack');
+  if (spent !== undefined) {
+    if (spent.outcome === 'rate_limited') ackMetrics.counted('socket', 'rate_limited');
+    return { ok: false, code: spent.code };
+  }
+  let result: AckResult;
+  try {
+    result = await deps.acknowledge(wkIdentity, id);
+  } catch (err) {
+    deps.log.warn('socket ack failed', { path: deps.side, ...errorFields(err) });
+    return { ok: false, code: 'UNAVAILABLE' };
+  }
+  if (result === undefined) return { ok: false, code: 'NOT_FOUND' };
+  return { ok: true, delivered: { side: result.event.side, at: result.event.at } };
 }
 
 /** The socket's cursor of `room`, made on its first join with a position. */

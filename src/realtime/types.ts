@@ -14,6 +14,11 @@ interface SocketData {
   backlogs: SocketBacklogs;
   /** Per pair room this socket joined with a position: what orders its records (stream-cursor.ts). */
   cursors?: Map<string, RoomCursor>;
+  /**
+   * Per pair room this socket joined: whether it is authenticated for its path's side (its latest join there was
+   * verified, or AUTH_ROUTES says `ack=off`): only then may it acknowledge the room's records.
+   */
+  authenticated?: Map<string, boolean>;
 }
 
 /** What a live record of a room asks of a stream socket's position in it (StreamCursor, in stream-cursor.ts). */

@@ -201,7 +201,7 @@ describe('the OpenAPI document', () => {
         ack,
         stores,
         readiness: { draining: () => false, redisAnswers: async () => true },
-        actionEvents: { stored: () => {} },
+        actionEvents: { stored: () => {}, receiptNotice: () => undefined, delivered: () => {} },
         authGate: new AuthGate(config.auth, stores.auth, nodeCryptoVerifier),
       });
       const router = app.middleware
