@@ -105,7 +105,12 @@ export class AuthGate {
     const nowMs = this.now();
     const windowMs = this.settings.windowSeconds * 1000;
     const verdict = verifyCredential(
-      { purpose: PURPOSE[route], location, body, ...(request.identity ? { identity: request.identity } : {}) },
+      {
+        purpose: PURPOSE[route],
+        location,
+        body,
+        ...(request.identity ? { identity: request.identity } : {}),
+      },
       this.verifier,
       nowMs,
       windowMs,

@@ -9,7 +9,13 @@ import { isRedisUnavailable } from '../core/redis/clients.js';
 import { settlesWithin } from '../core/role.js';
 import { joinEvent, roomEvent } from './socket-schema.js';
 import type { Replay } from './replay.js';
-import { ackMetrics, ackParams, streamMetrics, type AckResult, type StreamPosition } from '../mailbox/index.js';
+import {
+  ackMetrics,
+  ackParams,
+  streamMetrics,
+  type AckResult,
+  type StreamPosition,
+} from '../mailbox/index.js';
 import { StreamCursor, type StreamReader } from './stream-cursor.js';
 import { closeTransport } from './transport.js';
 import type { RelaySocket } from './types.js';
@@ -163,7 +169,8 @@ async function admitted(
   deps: RoomDeps,
 ): Promise<{ fields: unknown; verified: boolean } | Refused> {
   // Not an object: nothing to check, and roomOf refuses it next.
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) return { fields: data, verified: false };
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    return { fields: data, verified: false };
   try {
     const admitted = await deps.auth.admit({
       route: 'join',
@@ -261,9 +268,7 @@ async function spend(socket: RelaySocket, deps: RoomDeps, what: string): Promise
 }
 
 /** What the client is told of its ack (docs/api.md#acks-and-receipts). */
-export type AckAnswer =
-  | { ok: true; delivered: { side: Side; at: string } }
-  | { ok: false; code: ErrorCode };
+export type AckAnswer = { ok: true; delivered: { side: Side; at: string } } | { ok: false; code: ErrorCode };
 
 /**
  * An ack: its shape, the socket's membership of the room and its authentication for this path's side, one point
