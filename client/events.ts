@@ -1,7 +1,7 @@
 import { io, type Socket } from 'socket.io-client';
 import { CLOSED_BEFORE_JOIN, JoinError } from './errors.js';
 import { signBody, type PairKeys } from './signing.js';
-import type { ActionRecord } from './types.js';
+import type { ActionRecord, Delivered, Receipt } from './types.js';
 
 /** The key app listens on `/v1/socket/key` for requests, the wallet on `/v1/socket/wallet` for replies. */
 export type Side = 'key' | 'wallet';
@@ -11,6 +11,11 @@ export interface EventOptions {
   wkIdentity: string;
   /** Signs every join (purpose `join`) with the pair's keys: a fresh nonce on each connection. */
   sign?: PairKeys;
+  /**
+   * Joins as a stream socket from this position (docs/api.md#resuming-the-stream): only a stream socket gets
+   * `delivered` events. `{ offset: 0 }` for none.
+   */
+  since?: { epoch?: string; offset: number };
   /** Called each time the relay acknowledges a join: once per connection (a reconnect is a new connection). */
   onJoined?: () => void;
   /** The relay refused the join for good (`AUTH_*`, `INVALID_PARAMETER`): the socket is closed, not reconnected. */
@@ -23,6 +28,13 @@ export interface EventOptions {
 interface JoinAnswer {
   ok?: unknown;
   code?: unknown;
+}
+
+/** The relay's answer to an ack (docs/api.md#acks-and-receipts). */
+interface AckAnswer {
+  ok?: unknown;
+  code?: unknown;
+  delivered?: Receipt;
 }
 
 /** Codes no retry of the same join can change: a signature refused, or a `wkIdentity` that is no identifier. */
@@ -73,6 +85,29 @@ export class RelayEvents {
     return this;
   }
 
+  /**
+   * Calls `handler` for each `delivered` event: a record this side sent was acknowledged by the other app. Only a
+   * stream socket (`since`) gets them.
+   */
+  onDelivered(handler: (delivered: Delivered) => void): this {
+    this.socket.on('delivered', handler);
+    return this;
+  }
+
+  /**
+   * Acknowledges the record `id` the relay sent this side (docs/api.md#acks-and-receipts); the join must have been
+   * signed (`sign`), unless the relay runs `AUTH_ROUTES=ack=off`. Resolves with the (first) receipt; rejects with
+   * a `JoinError` naming the relay's code (`NOT_FOUND`, `AUTH_REQUIRED`, `RATE_LIMITED`, …).
+   */
+  async ack(id: string, timeoutMs = 10_000): Promise<Receipt> {
+    const answer = (await this.socket
+      .timeout(timeoutMs)
+      .emitWithAck('ack', { wkIdentity: this.options.wkIdentity, id })) as AckAnswer | undefined;
+    if (answer?.ok === true && answer.delivered) return answer.delivered;
+    const code = typeof answer?.code === 'string' ? answer.code : 'UNEXPECTED_RESPONSE';
+    throw new JoinError(code, `the relay refused the ack on /v1/socket/${this.side}: ${code}`);
+  }
+
   /** Leaves the pair's room, and joins it no more on reconnects. */
   leave(): void {
     this.inRoom = false;
@@ -91,7 +126,8 @@ export class RelayEvents {
   }
 
   private join(): void {
-    const data = { wkIdentity: this.options.wkIdentity };
+    const { since } = this.options;
+    const data = { wkIdentity: this.options.wkIdentity, ...(since ? { since } : {}) };
     const sent = this.options.sign ? { ...data, ...signBody(data, 'join', this.options.sign) } : data;
     this.socket.emit('join', sent, (answer: JoinAnswer | undefined) => {
       if (answer?.ok === true) {

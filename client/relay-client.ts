@@ -2,6 +2,7 @@ import { errorOf, RelayError, UNEXPECTED_RESPONSE } from './errors.js';
 import { RelayEvents, type EventOptions, type Side } from './events.js';
 import { signBody, type PairKeys, type Purpose } from './signing.js';
 import type {
+  Ack,
   ActionRecord,
   ActionRequest,
   ContactRequest,
@@ -84,6 +85,19 @@ export class RelayClient {
   getAction(wkIdentity: string): Promise<ActionRecord> {
     const path = `/v1/action/${segment(wkIdentity)}`;
     return this.call({ method: 'GET', path, bareForApps: true, conditional: true });
+  }
+
+  /**
+   * Acknowledges the record `id` sent to this side (docs/api.md#acks-and-receipts): signed with the pair's keys
+   * (purpose `ack`) unless the relay runs `AUTH_ROUTES=ack=off`. A repeat answers the first receipt.
+   */
+  ackAction(wkIdentity: string, id: string, options: WriteOptions = {}): Promise<Ack> {
+    const sent = options.sign ? signBody({}, 'ack', options.sign, { wkIdentity }) : {};
+    return this.call({
+      method: 'POST',
+      path: `/v1/action/${segment(wkIdentity)}/${segment(id)}/ack`,
+      body: sent,
+    });
   }
 
   postToken(body: TokenRequest, options: WriteOptions = {}): Promise<TokenCounts> {

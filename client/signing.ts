@@ -9,8 +9,8 @@ import { base64, bech32 } from '@scure/base';
  * purpose, the pair, a fresh nonce and the hash of the body.
  */
 
-/** What a message is signed for: `POST /v1/action`, `/v1/token`, `/v1/sync` (and `/v1/recoverypub`), `join`. */
-export type Purpose = 'action' | 'token' | 'sync' | 'join';
+/** What a message is signed for: `POST /v1/action`, `/v1/token`, `/v1/sync` (and `/v1/recoverypub`), `join`, an ack. */
+export type Purpose = 'action' | 'token' | 'sync' | 'join' | 'ack';
 
 /** The fields a signature adds; never part of what `data` hashes. */
 export const CREDENTIAL_FIELDS = ['signature', 'message', 'publicKey', 'witnessScript'] as const;
@@ -35,6 +35,8 @@ export interface SignOptions {
   timestamp?: number;
   /** 64 lowercase hex characters. */
   nonce?: string;
+  /** The pair, when the path names it and the body does not (an ack). */
+  wkIdentity?: string;
 }
 
 /** The pair's 2-of-2 script `52 21 <A> 21 <B> 52 ae`, the two keys in sorted order (BIP-67). */
@@ -91,7 +93,8 @@ export function signBody(
   keys: PairKeys,
   options: SignOptions = {},
 ): Credential {
-  if (typeof body.wkIdentity !== 'string') throw new TypeError('a signed body names its pair in wkIdentity');
+  const wkIdentity = options.wkIdentity ?? body.wkIdentity;
+  if (typeof wkIdentity !== 'string') throw new TypeError('a signed body names its pair in wkIdentity');
   const publicKey = bytesToHex(secp256k1.getPublicKey(privateKeyBytes(keys.privateKey), true));
   if (![keys.walletPublicKey, keys.keyPublicKey].some((key) => key.toLowerCase() === publicKey)) {
     throw new TypeError('the private key is neither of the pair’s two keys');
@@ -99,7 +102,7 @@ export function signBody(
   const message = JSON.stringify({
     timestamp: options.timestamp ?? Date.now(),
     action: purpose,
-    identity: body.wkIdentity,
+    identity: wkIdentity,
     nonce: options.nonce ?? bytesToHex(randomBytes(32)),
     data: bodyDigest(body),
   });
