@@ -6,10 +6,13 @@
  * push intent, against storing only, and a long run for the relay's memory. Loopback only; raw results go to .bench/. See docs/benchmarks.md.
  *
  *   npm run bench -- [--duration 10] [--rounds 5] [--connections 64] [--warmup 3] [--long 60]
- *                    [--runner dist|tsx] [--phase sync-get,not-modified,action-post,push,routed,routed-push,intake,verify,signed,long,
+ *                    [--runner dist|tsx] [--phase sync-get,not-modified,action-post,push,routed,routed-push,intake,verify,signed,acks,long,
  *                    sockets,storm,fanout]
  *                    [--profile] [--relay-node-args=--flag] [--socket-clients 19000] [--socket-rate 200]
  *                    [--socket-seconds 20] [--socket-idle-seconds 50] [--signed-requests 4000] [--storm-clients 5000] [--backlog 4096]
+ *
+ * `acks` (bench/acks.ts) starts two more pods and measures an ack's CPU on its pod and the `delivered` event's
+ * latency on the other one.
  *
  * `verify` measures one identity verification in this process (the curve with libsecp256k1, node:crypto and
  * @noble/curves); `signed` compares POST /v1/action unsigned, signed and with a stranger's junk signature, on a
@@ -29,6 +32,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort, startPrivateRedis } from '../src/core/redis/server.js';
 import { compile, entryArgs, memoryOf, OUT_DIR, spawnChild, type Runner } from './children.js';
+import { acks } from './acks.js';
 import { actionPost } from './action-post.js';
 import { fanout } from './fanout.js';
 import { intake } from './intake.js';
@@ -55,6 +59,7 @@ const PHASES: Phase[] = [
   intake,
   verify,
   signedWrites,
+  acks,
   long,
   sockets,
   storm,

@@ -53,7 +53,7 @@ const LISTEN_WAIT_MS = 2000;
  *
  * A socket's room operations run one after another in the order they arrived: a `join` waits for the identity
  * check and the Redis join budget, and a `leave` sent right after it must not overtake it (the join would then
- * add the socket to a room the app believes it left).
+ * add the socket to a room the app believes it left). An `ack` waits for the room operations sent before it.
  *
  * One pair of listeners serves every socket of a path (the socket is their `this`), and a socket holds a queue
  * only while an operation of it is under way.
@@ -73,9 +73,10 @@ export class RoomEvents {
     this.onLeave = function (data) {
       inOrder(this, () => leave(this, data), 'leave');
     };
+    const afterRoomOperations = this.afterRoomOperations.bind(this);
     this.onAck = function (data, reply) {
       const answer = typeof reply === 'function' ? (reply as (answer: AckAnswer) => void) : () => {};
-      inOrder(this, async () => answer(await acknowledged(this, data, deps)), 'ack');
+      afterRoomOperations(this, async () => answer(await acknowledged(this, data, deps)));
     };
   }
 
@@ -85,6 +86,13 @@ export class RoomEvents {
     socket.on('leave', this.onLeave);
     socket.on('ack', this.onAck);
     socket.on('disconnect', stopCursors);
+  }
+
+  /** Runs an ack once the room operations sent before it are done; acks do not wait for each other. */
+  private afterRoomOperations(socket: RelaySocket, operation: () => Promise<void>): void {
+    void (this.queues.get(socket) ?? Promise.resolve())
+      .then(operation)
+      .catch((err: unknown) => this.deps.log.error('socket ack failed', errorFields(err)));
   }
 
   private inOrder(socket: RelaySocket, operation: () => Promise<void>, what: string): void {
