@@ -100,7 +100,7 @@ const joinEvent = {
   description:
     'the identity signature travels in the same object: signature, message (signed for the purpose "join"), ' +
     'publicKey, witnessScript; required where AUTH_MODE / AUTH_ROUTES make joins required. Or, instead of ' +
-    'those, a session token of the pair for this path\'s side in `token`; under AUTH_READS=required a join ' +
+    "those, a session token of the pair for this path's side in `token`; under AUTH_READS=required a join " +
     'needs one of the two',
   properties: {
     ...roomEvent.properties,
