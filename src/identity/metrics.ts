@@ -3,7 +3,7 @@ import { registry } from '../core/metrics.js';
 
 const authOutcomes = new Counter({
   name: 'relay_auth_requests_total',
-  help: 'Signable requests by route (action, token, sync, join) and outcome: verified, unsigned, unchecked (mode off), unavailable (Redis), refused_<reason> (the failed check, or required, partial, replayed, pinned).',
+  help: 'Signable requests by route (action, token, sync, join) and outcome: verified, session (a session token), unsigned, unchecked (mode off), unavailable (Redis), refused_<reason> (the failed check, or required, partial, replayed, pinned, token_and_signature).',
   labelNames: ['route', 'outcome'] as const,
   registers: [registry],
 });

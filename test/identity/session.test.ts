@@ -808,3 +808,41 @@ describe('sessions: writes with a token', () => {
     ).to.equal(200);
   });
 });
+
+describe('sessions: what stays for the released apps', () => {
+  for (const profile of ['standard', 'ssp-apps']) {
+    it(`API_PROFILE=${profile}, AUTH_READS=open: requests without a token are answered as by a relay without sessions`, async () => {
+      const withSessions = await startTestApi({ ...SESSION_ENV, API_PROFILE: profile });
+      const without = await startTestApi({ API_PROFILE: profile });
+      try {
+        const pair = freshPair(0x70);
+        const sync = {
+          chain: 'btc',
+          walletIdentity: pair.walletIdentity,
+          keyXpub: 'xpub-of-the-key',
+          wkIdentity: pair.wkIdentity,
+        };
+        expect((await post(without.url, '/v1/sync', sync)).status).to.equal(200);
+        expect((await post(without.url, '/v1/action', tx(pair))).status).to.equal(200);
+        for (const path of [
+          `/v1/action/${pair.wkIdentity}`,
+          `/v1/sync/${pair.walletIdentity}`,
+          `/v1/recoverypub/${pair.wkIdentity}`,
+          '/v1/action/a%2Fb',
+        ]) {
+          const [a, b] = [await get(withSessions.url, path), await get(without.url, path)];
+          expect(
+            [a.status, a.headers.get('content-type'), a.headers.get('www-authenticate')],
+            path,
+          ).to.deep.equal([b.status, b.headers.get('content-type'), null]);
+          // The answers differ only by their request id.
+          const requestId = /"requestId":"[^"]+"/;
+          expect(a.text.replace(requestId, ''), path).to.equal(b.text.replace(requestId, ''));
+        }
+      } finally {
+        await withSessions.stop();
+        await without.stop();
+      }
+    });
+  }
+});
