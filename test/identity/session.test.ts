@@ -9,7 +9,7 @@ import type { JoinAnswer } from '../../src/realtime/rooms.js';
 import { errorBody, get, post, startTestApi, testEnv, type Reply, type TestApi } from '../helpers/api.js';
 import { runNode } from '../helpers/child.js';
 import { parsePrometheus, valueOf } from '../helpers/prometheus.js';
-import { commandsDuring, redis } from '../helpers/redis.js';
+import { commandsDuring, redis, testRedis } from '../helpers/redis.js';
 import {
   KEY_0,
   KEY_1,
@@ -546,6 +546,24 @@ describe('sessions: checking a token', () => {
       expect(res.headers.get('www-authenticate')).to.equal(null);
     }
     expect(await snapshot(pair)).to.deep.equal(before);
+  });
+
+  it('Redis unreachable: a read with a token, an exchange and a challenge are 503 (fail closed)', async () => {
+    const fresh = freshPair(0x34);
+    const token = await pairToken(api.url, 'key', fresh);
+    const challenge = await challengeFor(api.url, { wkIdentity: fresh.wkIdentity, side: 'key' });
+    await testRedis().stop();
+    try {
+      for (const res of [
+        await get(api.url, `/v1/action/${fresh.wkIdentity}`, bearer(token)),
+        await post(api.url, '/v1/session', pairExchange(fresh, 'key', challenge)),
+        await post(api.url, '/v1/session/challenge', { wkIdentity: fresh.wkIdentity, side: 'key' }),
+      ]) {
+        expectRefused(res, 503, 'UNAVAILABLE');
+      }
+    } finally {
+      await testRedis().start();
+    }
   });
 
   it('one MGET of the two stamps per check, none while they are fresh', async () => {
