@@ -73,11 +73,13 @@ async function joinOnce(base: string, side: 'key' | 'wallet', data: unknown, soc
   const socket = io(base, { path: `/v1/socket/${side}`, reconnection: false });
   sockets.push(socket);
   const disconnects: string[] = [];
+  const received: { event: string; data: unknown }[] = [];
   socket.on('disconnect', (reason) => disconnects.push(reason));
+  socket.onAny((event: string, data: unknown) => received.push({ event, data }));
   await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
   const answer: JoinAnswer = await socket.timeout(5000).emitWithAck('join', data);
   if (!answer.ok) await waitFor('the disconnect', () => disconnects.length > 0);
-  return { answer, disconnects, socket };
+  return { answer, disconnects, received };
 }
 
 describe('sessions: configuration', () => {
@@ -682,6 +684,11 @@ describe('sessions: AUTH_READS', () => {
       const joined = await joinOnce(api.url, 'key', { wkIdentity: pair.wkIdentity, token }, sockets);
       expect(joined.answer).to.deep.equal({ ok: true });
       expect(joined.disconnects).to.deep.equal([]);
+      // Joined the pair's room: the pending request is replayed to the key.
+      await waitFor('the replayed request', () => joined.received.length > 0);
+      expect(
+        joined.received.map(({ event, data }) => [event, (data as { wkIdentity: string }).wkIdentity]),
+      ).to.deep.equal([['tx', pair.wkIdentity]]);
     }
     const unsigned = await joinOnce(required.url, 'key', { wkIdentity: pair.wkIdentity }, sockets);
     expect(unsigned.answer).to.deep.equal({ ok: false, code: 'AUTH_REQUIRED' });
