@@ -104,8 +104,13 @@ export class SessionCheck {
     });
   }
 
+  /** Drops this pod's stamps of a subject side it just changed, so its own next check reads them again. */
+  forget(subject: string, side: Side): void {
+    this.stamps.delete(stampsId(subject, side));
+  }
+
   private stampsOf(subject: string, side: Side): Promise<Stamps> {
-    const id = `${side}:${subject}`;
+    const id = stampsId(subject, side);
     const now = this.now();
     const kept = this.stamps.get(id);
     if (kept !== undefined && kept.until > now) return kept.stamps;
@@ -119,6 +124,8 @@ export class SessionCheck {
     return stamps;
   }
 }
+
+const stampsId = (subject: string, side: Side) => `${side}:${subject}`;
 
 /** The header a refused read carries (RFC 6750). */
 const CHALLENGE = { 'WWW-Authenticate': 'Bearer' };

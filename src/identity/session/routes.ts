@@ -266,6 +266,7 @@ export const sessionRoutes: MountedRoute<SessionDeps>[] = [
           issued.side,
           (ttlSeconds + skewSeconds) * 1000,
         );
+        deps.sessions.check.forget(issued.subject, issued.side);
         recordRevocation();
         ctx.state.log.info('session revoked', { kind: issued.kind });
         ok(ctx, { revokedAt: new Date(stamp).toISOString() });
