@@ -661,6 +661,18 @@ describe('sessions: AUTH_READS', () => {
     );
   });
 
+  it('required: the conditional poll needs the token too; with it, an unchanged record is 304', async () => {
+    const token = await pairToken(required.url, 'wallet', pair);
+    const path = `/v1/action/${pair.wkIdentity}`;
+    const first = await get(required.url, path, bearer(token));
+    expect(first.status).to.equal(200);
+    const tag = first.headers.get('etag')!;
+    expectReadRefused(await get(required.url, path, { 'if-none-match': tag }), 'AUTH_REQUIRED');
+    const again = await get(required.url, path, { ...bearer(token), 'if-none-match': tag });
+    expect(again.status).to.equal(304);
+    expect(again.text).to.equal('');
+  });
+
   it('required: what sessions do not cover stays open (nonce status, services, health, the session routes)', async () => {
     expect((await get(required.url, `/v1/nonces/status/${pair.wkIdentity}`)).status).to.equal(200);
     expect((await get(required.url, '/v1/services')).status).to.equal(200);
