@@ -1,3 +1,4 @@
+import type { Middleware } from 'koa';
 import type { RouterMiddleware } from '@koa/router';
 import type { ValuesOf, VariableTable } from './config/variables.js';
 import type { BodyCharge } from './http/body.js';
@@ -39,8 +40,12 @@ export type StoredAnswer = (
   params: Record<string, string>,
 ) => Promise<string | null>;
 
-/** The guards of a write: its body charged to the client's byte budget, its identity signature checked. */
+/**
+ * The guards of a route: a write's body charged to the client's byte budget, its identity signature or session
+ * token checked; a read's session token checked (`subject`: whose identity the path's `id` is).
+ */
 export interface WriteGuards {
   writeBudget: BodyCharge;
   signed(route: SignedRoute, stored: StoredAnswer): RouterMiddleware<RelayState>;
+  sessionRead(subject: 'pair' | 'wallet'): Middleware<RelayState>;
 }

@@ -27,6 +27,7 @@ import {
   type WriteOrigin,
 } from './store.js';
 import { newRecordId } from '../core/record-id.js';
+import type { Side } from '../core/sides.js';
 
 const parseBody = validator<ActionRequest>('body', actionBody);
 const parseParams = validator<{ id: string }>('params', idParams);
@@ -91,6 +92,7 @@ export const actionWrite = {
   data: 'ActionRecord',
   errors: ['CONFLICT', 'UNAVAILABLE'],
   signedAs: 'action',
+  bearer: 'write',
 } satisfies RouteSpec<SignedRoute>;
 
 export const actionRead = {
@@ -104,6 +106,7 @@ export const actionRead = {
   errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
   consumesLimitInScript: true,
   conditional: true,
+  bearer: 'read',
 } satisfies RouteSpec;
 
 export const actionAck = {
@@ -192,9 +195,10 @@ export const actionRoutes: MountedRoute<ActionDeps>[] = [
   },
   {
     spec: actionRead,
-    handling: ({ stores }) => {
+    handling: ({ stores, guards }) => {
       const countNotModified = notModifiedCounter(koaPath(actionRead));
       return {
+        guards: [guards.sessionRead('pair')],
         handler: async (ctx) => {
           const { id } = parseParams({ ...ctx.params });
           const read = mailboxRead(await readWithin(ctx.state.limit, stores.actions.recordRead(id)));
@@ -211,9 +215,10 @@ export const actionRoutes: MountedRoute<ActionDeps>[] = [
     spec: actionAck,
     handling: ({ stores, guards, actionEvents: events }) => {
       const store = stores.actions;
-      const ack = (params: Record<string, string>) => {
+      // A session token binds the ack to its side: only a record of that side's direction is found.
+      const ack = (params: Record<string, string>, side: Side | undefined) => {
         const { wkIdentity, id } = parseAckParams({ ...params });
-        return acknowledge(store, events, 'http', wkIdentity, id, 'both');
+        return acknowledge(store, events, 'http', wkIdentity, id, side ?? 'both');
       };
       return {
         guards: [
@@ -229,13 +234,13 @@ export const actionRoutes: MountedRoute<ActionDeps>[] = [
           },
           // A byte-identical resend is answered as the first ack was: the same receipt.
           guards.signed(actionAck.signedAs, async (_body, _id, params) => {
-            const result = await ack(params);
+            const result = await ack(params, undefined);
             return result === undefined ? null : ackAnswer(result);
           }),
         ],
         handler: async (ctx) => {
           ctx.state.writing = true;
-          const result = await ack(ctx.params);
+          const result = await ack(ctx.params, ctx.state.tokenSide);
           if (result === undefined) {
             // Nothing was written: the credential's nonce is given back.
             ctx.state.writing = false;
