@@ -1,10 +1,10 @@
 /**
  * `acks` phase of `npm run bench` (docs/api.md#acks-and-receipts): two more API pods with `AUTH_ROUTES=ack=off`
- * (so a plain join may ack: the cost measured is the ack's, not a join signature's). The records to acknowledge
- * are stored first, spread over pairs (each stream keeps STREAM_LENGTH of them); one key socket on pod a, joined
- * to every pair room, acknowledges them by socket at a steady rate, and a wallet stream socket per pair on pod b
- * receives the `delivered` events. Figures: pod a's CPU per ack (goal ≤ 40 µs) and the ack → `delivered` on pod b
- * latency p50/p99 (goal p99 ≤ 100 ms at 1,000 acks/s).
+ * (so a plain join may ack: the cost measured is the ack's, not a join signature's). One request to the key is
+ * stored first per pair (an app acknowledges the record it just received: its stream's newest); key sockets on
+ * pod a, joined to every pair room, acknowledge them by socket at a steady rate, and wallet stream sockets on pod
+ * b, joined to every pair room with since, receive the `delivered` events. Figures: pod a's CPU per ack (goal
+ * ≤ 40 µs) and the ack → `delivered` on pod b latency p50/p99 (goal p99 ≤ 100 ms at 1,000 acks/s).
  */
 import { io, type Socket } from 'socket.io-client';
 import { cpuMsOf, round, type Child } from './children.js';
@@ -13,9 +13,10 @@ import { verdict, type Bench, type Phase } from './phase.js';
 import { freePort } from '../src/core/redis/server.js';
 
 const RATE = 1000;
-const SECONDS = 10;
-const PAIRS = 50;
-const PER_PAIR = 200;
+const SECONDS = 5;
+const PAIRS = RATE * SECONDS;
+/** Pair rooms per socket (SOCKET_ROOMS_MAX of the pods). */
+const ROOMS_PER_SOCKET = 1000;
 const CPU_GOAL_US = 40;
 const LATENCY_GOAL_MS = 100;
 
@@ -29,14 +30,25 @@ function connect(pod: Child, side: 'key' | 'wallet'): Promise<Socket> {
   });
 }
 
-async function join(socket: Socket, data: object): Promise<void> {
-  const answer = (await socket.timeout(10_000).emitWithAck('join', data)) as { ok?: boolean };
-  if (answer.ok !== true) throw new Error(`join refused: ${JSON.stringify(answer)}`);
+/** Sockets of `side` on `pod`, each joined to ROOMS_PER_SOCKET of the pair rooms (with `extra` in each join). */
+async function joinedSockets(pod: Child, side: 'key' | 'wallet', extra: object): Promise<Socket[]> {
+  const sockets: Socket[] = [];
+  for (let first = 0; first < PAIRS; first += ROOMS_PER_SOCKET) {
+    const socket = await connect(pod, side);
+    sockets.push(socket);
+    const rooms = Array.from({ length: Math.min(ROOMS_PER_SOCKET, PAIRS - first) }, (_, i) => first + i);
+    const answers = (await Promise.all(
+      rooms.map((n) => socket.timeout(60_000).emitWithAck('join', { wkIdentity: pairOf(n), ...extra })),
+    )) as { ok?: boolean }[];
+    const refused = answers.find((answer) => answer.ok !== true);
+    if (refused) throw new Error(`join refused: ${JSON.stringify(refused)}`);
+  }
+  return sockets;
 }
 
-/** Stores `PER_PAIR` requests to the key of each pair through `pod`, 32 at a time: their ids, interleaved by pair. */
+/** Stores a request to the key of each pair through `pod`, 32 at a time: their ids. */
 async function storeRecords(pod: Child): Promise<{ wkIdentity: string; id: string }[]> {
-  const jobs = Array.from({ length: PAIRS * PER_PAIR }, (_, n) => pairOf(n % PAIRS));
+  const jobs = Array.from({ length: PAIRS }, (_, n) => pairOf(n));
   const stored: { wkIdentity: string; id: string }[] = [];
   const worker = async () => {
     for (let wkIdentity = jobs.shift(); wkIdentity !== undefined; wkIdentity = jobs.shift()) {
@@ -71,11 +83,7 @@ interface AcksResult {
 
 async function acksPhase(bench: Bench): Promise<AcksResult> {
   const { out } = bench;
-  const env = {
-    AUTH_ROUTES: 'ack=off',
-    STREAM_LENGTH: String(PER_PAIR),
-    SOCKET_ROOMS_MAX: String(PAIRS),
-  };
+  const env = { AUTH_ROUTES: 'ack=off', SOCKET_ROOMS_MAX: String(ROOMS_PER_SOCKET) };
   const [a, b] = [
     await bench.startPod('acks-a', await freePort(), env),
     await bench.startPod('acks-b', await freePort(), env),
@@ -83,31 +91,29 @@ async function acksPhase(bench: Bench): Promise<AcksResult> {
   const sockets: Socket[] = [];
   try {
     out(
-      `acks: ${RATE}/s for ${SECONDS} s by socket on pod a, delivered to a wallet stream socket per pair on pod b`,
+      `acks: ${RATE}/s for ${SECONDS} s by socket on pod a, one per pair, delivered to stream sockets on pod b`,
     );
-    const key = await connect(a, 'key');
-    sockets.push(key);
-    for (let n = 0; n < PAIRS; n++) await join(key, { wkIdentity: pairOf(n) });
+    const keys = await joinedSockets(a, 'key', {});
+    const wallets = await joinedSockets(b, 'wallet', { since: { offset: 0 } });
+    sockets.push(...keys, ...wallets);
     const sent = new Map<string, number>();
     const latencies: number[] = [];
-    for (let n = 0; n < PAIRS; n++) {
-      const wallet = await connect(b, 'wallet');
-      sockets.push(wallet);
-      await join(wallet, { wkIdentity: pairOf(n), since: { offset: 0 } });
+    for (const wallet of wallets) {
       wallet.on('delivered', (event: { id: string }) => {
         const at = sent.get(event.id);
         if (at !== undefined) latencies.push(performance.now() - at);
       });
     }
     const records = await storeRecords(a);
-    const total = Math.min(records.length, RATE * SECONDS);
+    const total = records.length;
     let recorded = 0;
     let refused = 0;
     const cpuBefore = await cpuMsOf(a.process.pid!);
     await onSchedule(RATE, total, async (n) => {
       const { wkIdentity, id } = records[n]!;
+      const key = keys[(Number(wkIdentity.slice(wkIdentity.lastIndexOf('-') + 1)) / ROOMS_PER_SOCKET) | 0]!;
       sent.set(id, performance.now());
-      const answer = (await key.timeout(10_000).emitWithAck('ack', { wkIdentity, id })) as { ok?: boolean };
+      const answer = (await key.timeout(30_000).emitWithAck('ack', { wkIdentity, id })) as { ok?: boolean };
       if (answer.ok === true) recorded++;
       else refused++;
     });

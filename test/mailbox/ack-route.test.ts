@@ -2,7 +2,11 @@ import { expect } from 'chai';
 import { keysFor } from '../../src/core/redis/keys.js';
 import { errorBody, get, post, startTestApi, type TestApi } from '../helpers/api.js';
 import { redis } from '../helpers/redis.js';
+import { bearer, pairToken, SESSION_ENV } from '../helpers/sessions.js';
 import { newNonce, OTHER_PAIR, PAIR, signed } from '../helpers/signing.js';
+import { closedAfterEach, connected } from '../helpers/sockets.js';
+
+const client = closedAfterEach();
 
 const keys = keysFor('relay:');
 const REQUEST = { chain: 'btc', wkIdentity: PAIR.wkIdentity, action: 'tx', payload: 'aa', path: '0-0' };
@@ -126,6 +130,34 @@ describe('POST /v1/action/{wkIdentity}/{id}/ack (docs/api.md#post-v1actionwkiden
       expect(res.body.data.delivered.side).to.equal('key');
     } finally {
       await open.stop();
+    }
+  });
+
+  it("a session token of the record's target side acknowledges it (HTTP, and a socket joined with it); the other side's finds nothing", async () => {
+    const sessions = await startTestApi(SESSION_ENV);
+    try {
+      const record = (await post(sessions.url, '/v1/action', REQUEST)).body.data;
+      const [keyToken, walletToken] = [
+        await pairToken(sessions.url, 'key'),
+        await pairToken(sessions.url, 'wallet'),
+      ];
+      const wrong = await post(sessions.url, ackPath(record.id), {}, bearer(walletToken));
+      expect(wrong.status).to.equal(404);
+      await nothingRecorded();
+      const socket = client(sessions.url, 'key', undefined);
+      await connected(socket);
+      const joined = await socket.socket
+        .timeout(5000)
+        .emitWithAck('join', { wkIdentity: PAIR.wkIdentity, token: keyToken });
+      expect(joined).to.deep.equal({ ok: true });
+      const bySocket = (await socket.socket
+        .timeout(5000)
+        .emitWithAck('ack', { wkIdentity: PAIR.wkIdentity, id: record.id })) as { delivered: object };
+      const byHttp = await post(sessions.url, ackPath(record.id), {}, bearer(keyToken));
+      expect(byHttp.status).to.equal(200);
+      expect(byHttp.body.data.delivered).to.deep.equal(bySocket.delivered);
+    } finally {
+      await sessions.stop();
     }
   });
 });
