@@ -7,13 +7,12 @@ import { koaPath, type RouteSpec } from '../core/http/route-spec.js';
 import { AppError } from '../core/errors.js';
 import { readWithin } from '../core/limits/rate-limit.js';
 import { errorFields } from '../core/log.js';
-import { notModifiedCounter, recordIntentAppendMiss } from './metrics.js';
+import { ackMetrics, notModifiedCounter, recordIntentAppendMiss } from './metrics.js';
 import { answeredNotModified } from '../core/http/conditional.js';
 import { validator } from '../core/validation/validate.js';
 import { ackBody, ackParams, actionBody } from './schema.js';
 import { idParams } from '../core/validation/common-schema.js';
 import { acknowledge, type ReceiptEvents } from './acks.js';
-import { ackMetrics } from './metrics.js';
 import { actionTypeRule, pushSide, unsignedGuard } from '../action-types/index.js';
 import {
   mailboxRead,

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Side } from '../core/sides.js';
+import { OTHER_SIDE, type Side } from '../core/sides.js';
 import type { Keys } from '../core/redis/keys.js';
 import { errorFields, type Logger } from '../core/log.js';
 import { socketMetrics } from './metrics.js';
@@ -7,7 +7,6 @@ import { createRedis, type RedisClient } from '../core/redis/clients.js';
 import type { RedisTopology } from '../core/config/config.js';
 import { Cluster } from 'ioredis';
 import type { ActionRecord, DeliveredEvent, ReceiptNotice } from '../mailbox/index.js';
-import { OTHER_SIDE } from '../core/sides.js';
 import { deliverReceipt, deliverToRoom } from './deliveries.js';
 import type { RelayServer } from './types.js';
 
