@@ -202,7 +202,8 @@ export const sessions: Phase<SessionFigures> = {
     if (!withAction) return undefined;
     const tokenCheck = await tokenCheckFigures(redisUrl, SESSION_KEYS);
     out('one token check, µs (median of batches of awaited calls, in the benchmark process):');
-    out(`  the token (jose HS256, audience, times)   ${tokenCheck.tokenUs}`);
+    out(`  a token seen the first time (jose HS256)  ${tokenCheck.firstUs}`);
+    out(`  the same token again (remembered)         ${tokenCheck.tokenUs}`);
     out(`  a read's whole check (binding, stamps)    ${tokenCheck.checkUs}`);
     const pod = await startPod('relay-sessions', 0, { SESSION_KEYS });
     try {
@@ -225,7 +226,7 @@ export const sessions: Phase<SessionFigures> = {
     `${'POST unsigned'.padEnd(22)} ${fmt(m.postUnsigned)}`,
     `${'POST token'.padEnd(22)} ${fmt(m.postToken)}`,
     `${'POST signed'.padEnd(22)} ${fmt(m.postSigned)}`,
-    `token check: ${tokenCheck.checkUs} µs (the token alone ${tokenCheck.tokenUs}) (target <= 5: ${verdict(tokenCheck.checkUs <= 5)})`,
+    `token check: ${tokenCheck.checkUs} µs (the token alone ${tokenCheck.tokenUs}, the first time ${tokenCheck.firstUs}) (target <= 5: ${verdict(tokenCheck.checkUs <= 5)})`,
     `GET /v1/action throughput token/none: median ${m.getRpsRatio} (target >= 0.9: ${verdict(m.getRpsRatio >= 0.9)})`,
     `POST /v1/action CPU per request token/unsigned: median ${m.tokenCpuRatio} (target <= 1.1: ${verdict(m.tokenCpuRatio <= 1.1)}); signed/unsigned: ${m.signedCpuRatio}`,
     `exchange: ${m.exchange.total} µs of relay CPU (its challenge ${m.exchange.challenge}); a small write signed ${m.small.signed}, unsigned ${m.small.unsigned}: the exchange's request = ${m.exchangePerSignedWrite} × a signed write, ${m.exchangePerVerification} × its signature's share`,
