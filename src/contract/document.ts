@@ -85,6 +85,7 @@ const schemas = (routes: readonly Operation[], profile: ApiProfile): Record<stri
   ActionRecord: responses.actionRecord(profile),
   RecoveryPubRequest: requestSchema(routes, 'RecoveryPubRequest'),
   RecoveryPub: responses.recoveryPub,
+  Presence: responses.presence,
   NoncesStatus: responses.noncesStatus,
   TokenRequest: requestSchema(routes, 'TokenRequest'),
   TokenCounts: responses.tokenCounts,

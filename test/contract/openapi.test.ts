@@ -202,6 +202,7 @@ describe('the OpenAPI document', () => {
         stores,
         readiness: { draining: () => false, redisAnswers: async () => true },
         actionEvents: { stored: () => {} },
+        presence: { pair: () => Promise.reject(new Error('not read')) },
         authGate: new AuthGate(config.auth, stores.auth, nodeCryptoVerifier),
       });
       const router = app.middleware

@@ -18,6 +18,10 @@ export interface Keys {
   stream(wkIdentity: string, side: Side): string;
   /** A direction's position: its epoch, last offset and retained bytes; in the mailbox's slot too. */
   streamMeta(wkIdentity: string, side: Side): string;
+  /** Sockets joined to the pair's room on one side's path, per pod, and when its last one left; in the mailbox's slot. */
+  presence(wkIdentity: string, side: Side): string;
+  /** A pod is alive (its presence counts) while this exists; it renews it. */
+  pod(podId: string): string;
   /** The pair's registered tokens of one side: a sorted set scored by registration time. */
   tokens(wkIdentity: string, side: Side): string;
   /** Tokens that moved away from the pair, scored by the move's epoch (kept an hour; see TokenStore). */
@@ -61,6 +65,8 @@ export function keysFor(prefix: string): Keys {
     actionVerified: (id) => `${prefix}action:verified:{${prefix}action:${id}}`,
     stream: (id, side) => `${prefix}stream:${side}:{${prefix}action:${id}}`,
     streamMeta: (id, side) => `${prefix}streammeta:${side}:{${prefix}action:${id}}`,
+    presence: (id, side) => `${prefix}presence:${side}:{${prefix}action:${id}}`,
+    pod: (podId) => `${prefix}pod:${podId}`,
     tokens: (id, side) => `${prefix}tokens:${side}:{${id}}`,
     tokensGone: (id, side) => `${prefix}tokens:gone:${side}:{${id}}`,
     tokenOwner: (side, token) => `${prefix}tokens:owner:${side}:${sha1(token)}`,
