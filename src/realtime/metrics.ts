@@ -80,7 +80,7 @@ const streamGapCloses = new Counter({
 
 const presenceChanges = new Counter({
   name: 'relay_presence_changes_total',
-  help: "A side of a pair going connected (its first socket joined, on any pod) or not connected (its last socket left, or the pod holding it was found dead), by side; counted once, by the pod that saw it.",
+  help: 'A side of a pair going connected (its first socket joined, on any pod) or not connected (its last socket left, or the pod holding it was found dead), by side; counted once, by the pod that saw it.',
   labelNames: ['side', 'connected'] as const,
   registers: [registry],
 });

@@ -4,13 +4,7 @@ import { defineScript, readScript } from '../core/redis/scripts.js';
 import { SIDES, type Side } from '../core/sides.js';
 import { errorFields, type Logger } from '../core/log.js';
 import { socketMetrics } from './metrics.js';
-import {
-  countLive,
-  decodePresence,
-  livePods,
-  podsOf,
-  type PresenceHash,
-} from './presence-hash.js';
+import { countLive, decodePresence, livePods, podsOf, type PresenceHash } from './presence-hash.js';
 import type { RelaySocket } from './types.js';
 
 const CHANGE = readScript(new URL('lua/presence-change-1.lua', import.meta.url));

@@ -171,7 +171,8 @@ async function admitted(
   deps: RoomDeps,
 ): Promise<{ fields: unknown; verified: boolean } | Refused> {
   // Not an object: nothing to check, and roomOf refuses it next.
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) return { fields: data, verified: false };
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    return { fields: data, verified: false };
   try {
     const admitted = await deps.auth.admit({
       route: 'join',

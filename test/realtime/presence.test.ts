@@ -18,7 +18,11 @@ const ALONE = { connected: false, lastSeen: null };
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 /** A socket on `side` whose join (with an acknowledgement) was answered: the answer. */
-async function joined(api: { url: string }, side: Side, join: unknown): Promise<{ socket: TestClient; answer: any }> {
+async function joined(
+  api: { url: string },
+  side: Side,
+  join: unknown,
+): Promise<{ socket: TestClient; answer: any }> {
   const socket = client(api.url, side, undefined);
   await connected(socket);
   const answer: unknown = await socket.socket.timeout(5000).emitWithAck('join', join);
@@ -78,7 +82,12 @@ for (const name of TOPOLOGIES) {
       expect(first.answer.peer.lastSeen).to.match(ISO);
       await waitFor('the presence event', () => dataOf(watcher.socket, 'presence').length === 1);
       const [event] = dataOf(watcher.socket, 'presence') as { lastSeen: string }[];
-      expect(event).to.deep.equal({ wkIdentity: room, side: 'key', connected: true, lastSeen: event!.lastSeen });
+      expect(event).to.deep.equal({
+        wkIdentity: room,
+        side: 'key',
+        connected: true,
+        lastSeen: event!.lastSeen,
+      });
       expect(event!.lastSeen).to.match(ISO);
       expect((await presenceOf(a, room)).key.connected).to.equal(true);
       expect((await presenceOf(b, room)).wallet.connected).to.equal(true);
@@ -88,8 +97,9 @@ for (const name of TOPOLOGIES) {
       const second = await joined(a, 'key', { wkIdentity: room });
       const held = await hashOf(topology.admin, room, 'key');
       expect(Object.keys(held).sort()).to.have.length(2);
-      expect(Object.entries(held).every(([field, value]) => /^j:[0-9a-f]{16}$/.test(field) && value === '1')).to
-        .equal(true);
+      expect(
+        Object.entries(held).every(([field, value]) => /^j:[0-9a-f]{16}$/.test(field) && value === '1'),
+      ).to.equal(true);
       for (const field of Object.keys(held)) {
         expect(await topology.admin.exists(keys.pod(field.slice(2)))).to.equal(1);
         expect(await topology.admin.ttl(keys.pod(field.slice(2)))).to.be.within(1, 45);
@@ -97,12 +107,20 @@ for (const name of TOPOLOGIES) {
       expect(await topology.admin.ttl(keys.presence(room, 'key'))).to.be.within(1, 86_400);
 
       first.socket.close();
-      await waitFor('one socket counted', async () => Object.keys(await hashOf(topology.admin, room, 'key')).length === 2);
+      await waitFor(
+        'one socket counted',
+        async () => Object.keys(await hashOf(topology.admin, room, 'key')).length === 2,
+      );
       expect((await presenceOf(b, room)).key.connected).to.equal(true);
       second.socket.close();
       await waitFor('the second presence event', () => dataOf(watcher.socket, 'presence').length === 2);
       const gone = dataOf(watcher.socket, 'presence')[1] as { lastSeen: string };
-      expect(gone).to.deep.equal({ wkIdentity: room, side: 'key', connected: false, lastSeen: gone.lastSeen });
+      expect(gone).to.deep.equal({
+        wkIdentity: room,
+        side: 'key',
+        connected: false,
+        lastSeen: gone.lastSeen,
+      });
       // What Redis holds once the side left: when, and no count.
       expect(await hashOf(topology.admin, room, 'key')).to.deep.equal({
         lastSeen: String(Date.parse(gone.lastSeen)),
@@ -139,7 +157,10 @@ describe('presence (standalone)', function () {
       const res = await get(api.url, '/v1/presence/not%20an%20id');
       expect(res.status).to.equal(400);
       expect(res.body).to.deep.equal(errorBody(res, 'INVALID_PARAMETER', res.body.error.message));
-      expect(res.body.error.details).to.deep.include({ field: '/params/id', message: res.body.error.details[0].message });
+      expect(res.body.error.details).to.deep.include({
+        field: '/params/id',
+        message: res.body.error.details[0].message,
+      });
     }
   });
 
@@ -147,7 +168,10 @@ describe('presence (standalone)', function () {
     const { socket } = await joined(apps, 'key', { wkIdentity: 'pr-apps' });
     const res = await get(apps.url, '/v1/presence/pr-apps');
     expect(res.status).to.equal(200);
-    expect(res.body).to.deep.equal({ key: { connected: true, lastSeen: res.body.key.lastSeen }, wallet: ALONE });
+    expect(res.body).to.deep.equal({
+      key: { connected: true, lastSeen: res.body.key.lastSeen },
+      wallet: ALONE,
+    });
     socket.close();
   });
 
@@ -179,7 +203,11 @@ describe('presence (standalone)', function () {
     expect(await ackCapable(redis(), keys, room, 'wallet')).to.equal(false);
     const held = await redis().hgetall(keys.presence(room, 'key'));
     expect(Object.entries(held).filter(([field]) => field.startsWith('a:'))).to.have.length(1);
-    expect(Object.values(held).map(Number).reduce((sum, n) => sum + n, 0)).to.equal(4);
+    expect(
+      Object.values(held)
+        .map(Number)
+        .reduce((sum, n) => sum + n, 0),
+    ).to.equal(4);
     verified.socket.close();
     await waitFor('not ack-capable', async () => !(await capable()));
     plain.socket.close();
@@ -198,10 +226,19 @@ describe('presence (standalone)', function () {
       pod.child.process.kill('SIGKILL');
       await waitFor('the socket gone', () => doomed.disconnects.length > 0);
       // The pod's key lives up to PRESENCE_TTL_SECONDS; the watching pod sweeps every third of its own.
-      await waitFor('the dead pod not counted', async () => !(await presenceOf(b, room)).key.connected, 25_000);
+      await waitFor(
+        'the dead pod not counted',
+        async () => !(await presenceOf(b, room)).key.connected,
+        25_000,
+      );
       await waitFor('the presence event', () => dataOf(watcher.socket, 'presence').length === 2, 10_000);
       const gone = dataOf(watcher.socket, 'presence')[1] as { lastSeen: string };
-      expect(gone).to.deep.equal({ wkIdentity: room, side: 'key', connected: false, lastSeen: gone.lastSeen });
+      expect(gone).to.deep.equal({
+        wkIdentity: room,
+        side: 'key',
+        connected: false,
+        lastSeen: gone.lastSeen,
+      });
       expect(await redis().hgetall(keys.presence(room, 'key'))).to.deep.equal({
         lastSeen: String(Date.parse(gone.lastSeen)),
       });
