@@ -8,6 +8,7 @@ import type {
   Health,
   NetworkFee,
   NoncesStatus,
+  PairPresence,
   PartnerSignature,
   Queued,
   Rates,
@@ -128,6 +129,11 @@ export class RelayClient {
 
   getRecoveryPub(wkIdentity: string): Promise<RecoveryPub> {
     return this.call({ method: 'GET', path: `/v1/recoverypub/${segment(wkIdentity)}`, bareForApps: true });
+  }
+
+  /** Whether each side of the pair has a socket in the pair's room, and when it was last seen. */
+  getPresence(wkIdentity: string): Promise<PairPresence> {
+    return this.call({ method: 'GET', path: `/v1/presence/${segment(wkIdentity)}`, bareForApps: true });
   }
 
   getNoncesStatus(wkIdentity: string): Promise<NoncesStatus> {

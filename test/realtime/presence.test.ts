@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../src/core/redis/clients.js';
 import type { Side } from '../../src/core/sides.js';
 import { registry } from '../../src/core/metrics.js';
 import { keysFor } from '../../src/core/redis/keys.js';
@@ -17,15 +17,22 @@ const client = closedAfterEach();
 const ALONE = { connected: false, lastSeen: null };
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
+type SidePresence = { connected: boolean; lastSeen: string | null };
+
+interface Answer {
+  ok: boolean;
+  peer: SidePresence;
+}
+
 /** A socket on `side` whose join (with an acknowledgement) was answered: the answer. */
 async function joined(
   api: { url: string },
   side: Side,
   join: unknown,
-): Promise<{ socket: TestClient; answer: any }> {
+): Promise<{ socket: TestClient; answer: Answer }> {
   const socket = client(api.url, side, undefined);
   await connected(socket);
-  const answer: unknown = await socket.socket.timeout(5000).emitWithAck('join', join);
+  const answer: Answer = await socket.socket.timeout(5000).emitWithAck('join', join);
   return { socket, answer };
 }
 
@@ -34,11 +41,11 @@ const streamJoin = (wkIdentity: string) => ({ wkIdentity, since: { offset: 0 } }
 async function presenceOf(api: { url: string }, room: string) {
   const res = await get(api.url, `/v1/presence/${room}`);
   expect(res.status).to.equal(200);
-  return res.body.data as Record<Side, { connected: boolean; lastSeen: string | null }>;
+  return res.body.data as Record<Side, SidePresence>;
 }
 
 /** The presence hash of a side as Redis holds it. */
-const hashOf = (admin: Redis, room: string, side: Side) => admin.hgetall(keys.presence(room, side));
+const hashOf = (admin: RedisClient, room: string, side: Side) => admin.hgetall(keys.presence(room, side));
 
 async function changes(side: Side, connected: boolean): Promise<number> {
   const values = (await registry.getSingleMetric('relay_presence_changes_total')!.get()).values;
