@@ -160,13 +160,18 @@ export const recoveryPub = {
   additionalProperties: false,
 } as const;
 
-const sidePresence = {
+/** One side of a pair's presence (docs/api.md#presence). */
+export const sidePresence = {
   type: 'object',
   properties: {
-    connected: { type: 'boolean', description: "a socket of this side is joined to the pair's room, on any pod" },
+    connected: {
+      type: 'boolean',
+      description: "a socket of this side is joined to the pair's room, on any pod",
+    },
     lastSeen: {
       anyOf: [timestamp, { type: 'null' }],
-      description: 'now while connected, else when its last socket left; null when not seen within PRESENCE_LAST_SEEN_SECONDS',
+      description:
+        'now while connected, else when its last socket left; null when not seen within PRESENCE_LAST_SEEN_SECONDS',
     },
   },
   required: ['connected', 'lastSeen'],
