@@ -163,8 +163,8 @@ function dropCursor(socket: RelaySocket, room: string): void {
 }
 
 /**
- * The join's data as later steps see it (credential removed) and whether its signature was verified, or why the
- * gate refused it (UNAVAILABLE: Redis could not answer it: nonce, pin).
+ * The join's data as later steps see it (credential removed) and whether it was verified (a signature or a session
+ * token), or why the gate refused it (UNAVAILABLE: Redis could not answer it: nonce, pin).
  */
 async function admitted(
   data: unknown,
@@ -173,14 +173,18 @@ async function admitted(
   // Not an object: nothing to check, and roomOf refuses it next.
   if (typeof data !== 'object' || data === null || Array.isArray(data))
     return { fields: data, verified: false };
+  const { token, ...fields } = data as Record<string, unknown>;
   try {
     const admitted = await deps.auth.admit({
       route: 'join',
       location: 'event',
-      body: data as Record<string, unknown>,
+      body: fields,
       side: deps.side,
+      // Not a string: a malformed token, refused as one.
+      ...(Object.hasOwn(data, 'token') ? { token: typeof token === 'string' ? token : '' } : {}),
       log: deps.log,
     });
+    // A signature that passed, or a session token: the join names a write id either way.
     return { fields: admitted.body, verified: admitted.writeId !== undefined };
   } catch (err) {
     // Refusals are logged and counted by the gate; Redis failing reaches here raw or as a 503.

@@ -7,6 +7,7 @@ import { ackCapable } from '../../src/realtime/index.js';
 import { errorBody, get, startTestApi, type TestApi } from '../helpers/api.js';
 import { startApiPod } from '../helpers/child.js';
 import { redis } from '../helpers/redis.js';
+import { bearer, pairToken, SESSION_ENV } from '../helpers/sessions.js';
 import { PAIR, signed } from '../helpers/signing.js';
 import { closedAfterEach, connected, dataOf, type TestClient } from '../helpers/sockets.js';
 import { TOPOLOGIES, startTopology, type TestTopology } from '../helpers/topologies.js';
@@ -151,7 +152,7 @@ describe('presence (standalone)', function () {
   before(async () => {
     [a, b, apps] = await Promise.all([
       startTestApi({ PRESENCE_TTL_SECONDS: '15' }),
-      startTestApi(),
+      startTestApi(SESSION_ENV),
       startTestApi({ API_PROFILE: 'ssp-apps' }),
     ]);
   });
@@ -197,7 +198,7 @@ describe('presence (standalone)', function () {
     expect(again.answer.peer).to.deep.equal({ connected: false, lastSeen });
   });
 
-  it('ackCapable: only a stream socket whose join was verified', async () => {
+  it('ackCapable: only a stream socket whose join was verified (a signature or a session token)', async () => {
     const room = PAIR.wkIdentity;
     const capable = () => ackCapable(redis(), keys, room, 'key');
     expect(await capable()).to.equal(false);
@@ -217,8 +218,24 @@ describe('presence (standalone)', function () {
     ).to.equal(4);
     verified.socket.close();
     await waitFor('not ack-capable', async () => !(await capable()));
+    const token = await pairToken(b.url, 'key');
+    const session = await joined(b, 'key', { ...streamJoin(room), token });
+    expect(session.answer).to.deep.include({ ok: true, recovered: true });
+    expect(await capable()).to.equal(true);
+    session.socket.close();
+    await waitFor('not ack-capable', async () => !(await capable()));
     plain.socket.close();
     unsigned.socket.close();
+  });
+
+  it('GET /v1/presence is a protected read: a session token of another pair is refused', async () => {
+    const token = await pairToken(b.url, 'key');
+    const res = await get(b.url, '/v1/presence/another-pair', bearer(token));
+    expect(res.status).to.equal(401);
+    expect(res.body.error.code).to.equal('AUTH_INVALID');
+    const own = await get(b.url, `/v1/presence/${PAIR.wkIdentity}`, bearer(token));
+    expect(own.status).to.equal(200);
+    expect(own.body.data).to.deep.equal({ key: ALONE, wallet: ALONE });
   });
 
   it('a pod killed without cleanup stops counting within PRESENCE_TTL_SECONDS; the stream sockets hear it', async function () {
