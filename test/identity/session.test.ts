@@ -708,7 +708,7 @@ describe('sessions: AUTH_READS', () => {
     expect(unsigned.disconnects).to.deep.equal(['io server disconnect']);
     const signedJoin = signed({ wkIdentity: pair.wkIdentity }, { purpose: 'join', pair, by: 'key' });
     expect((await joinOnce(required.url, 'key', signedJoin, sockets)).answer).to.include({ ok: true });
-    expect((await joinOnce(open.url, 'key', { wkIdentity: pair.wkIdentity }, sockets)).answer).to.deep.equal({
+    expect((await joinOnce(open.url, 'key', { wkIdentity: pair.wkIdentity }, sockets)).answer).to.include({
       ok: true,
     });
   });
