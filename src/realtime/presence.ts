@@ -121,14 +121,15 @@ export class Presence implements PresenceReads {
 
   /** Finds the pods that died holding the peers of this pod's stream sockets: their sides go not connected. */
   private async sweep(): Promise<void> {
-    const seen = new Set<string>();
-    for (const [path, room] of this.deps.streamRooms()) {
-      const side = otherSide(path);
-      if (seen.has(`${side} ${room}`)) continue;
-      seen.add(`${side} ${room}`);
-      await this.side(room, side).catch((err: unknown) =>
-        this.deps.log.warn('presence sweep failed', errorFields(err)),
-      );
+    const peers = new Set([...this.deps.streamRooms()].map(([path, room]) => `${otherSide(path)} ${room}`));
+    try {
+      for (const peer of peers) {
+        const [side, room] = peer.split(' ') as [Side, string];
+        await this.side(room, side);
+      }
+    } catch (err) {
+      // Redis is away: the next sweep tries again.
+      this.deps.log.warn('presence sweep failed', errorFields(err));
     }
   }
 
