@@ -20,7 +20,7 @@ export interface StoreClients {
 /** Every feature's store, built in this one place for the API and the worker alike. */
 export function openStores(config: Config, redis: StoreClients, keys: Keys, ack: WriteAck) {
   return {
-    actions: new ActionStore(redis.actions, keys, config.action.ttlSeconds, ack),
+    actions: new ActionStore(redis.actions, keys, config.action.ttlSeconds, config.stream, ack),
     auth: new AuthStore(redis.store, keys, ack),
     sessions: new SessionStore(redis.store, keys, ack),
     sync: new SyncStore(redis.store, keys, config.sync, ack),

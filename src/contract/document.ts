@@ -87,6 +87,7 @@ const schemas = (routes: readonly Operation[], profile: ApiProfile): Record<stri
   ActionRecord: responses.actionRecord(profile),
   RecoveryPubRequest: requestSchema(routes, 'RecoveryPubRequest'),
   RecoveryPub: responses.recoveryPub,
+  Presence: responses.presence,
   NoncesStatus: responses.noncesStatus,
   SessionChallengeRequest: requestSchema(routes, 'SessionChallengeRequest'),
   SessionChallenge: sessionChallenge,

@@ -1,6 +1,6 @@
 import { EVM_CHAINS } from '../core/chains.js';
 import type { ErrorCode } from '../core/errors.js';
-import { actionBody } from '../mailbox/index.js';
+import { actionBody, streamEpoch } from '../mailbox/index.js';
 import { identifier } from '../core/validation/common-schema.js';
 import { recoveryPubBody } from '../pairing/index.js';
 import type { ApiProfile } from '../core/config/config.js';
@@ -47,6 +47,17 @@ const actionRecordProperties = {
   ...actionBody.properties,
   createdAt: { ...timestamp, description: 'when the relay stored it (ISO-8601, UTC)' },
   expiresAt,
+  epoch: {
+    ...streamEpoch,
+    description:
+      "the epoch of the pair's stream of this direction; only a record of a type the relay routes has one (docs/api.md#the-pairs-stream)",
+  },
+  offset: {
+    type: 'integer',
+    minimum: 1,
+    maximum: Number.MAX_SAFE_INTEGER,
+    description: 'the position of the record in its epoch: 1, 2, 3, … per pair and direction, in write order',
+  },
 } as const;
 
 const count = { type: 'integer', minimum: 0, maximum: 100 } as const;
@@ -146,6 +157,32 @@ export const recoveryPub = {
     createdAt: { ...timestamp, description: 'when the relay stored it (ISO-8601, UTC)' },
   },
   required: [...recoveryPubBody.required, 'createdAt'],
+  additionalProperties: false,
+} as const;
+
+/** One side of a pair's presence (docs/api.md#presence). */
+export const sidePresence = {
+  type: 'object',
+  properties: {
+    connected: {
+      type: 'boolean',
+      description: "a socket of this side is joined to the pair's room, on any pod",
+    },
+    lastSeen: {
+      anyOf: [timestamp, { type: 'null' }],
+      description:
+        'now while connected, else when its last socket left; null when not seen within PRESENCE_LAST_SEEN_SECONDS',
+    },
+  },
+  required: ['connected', 'lastSeen'],
+  additionalProperties: false,
+} as const;
+
+/** `data` of GET /v1/presence/{id}: each side of the pair. */
+export const presence = {
+  type: 'object',
+  properties: { key: sidePresence, wallet: sidePresence },
+  required: ['key', 'wallet'],
   additionalProperties: false,
 } as const;
 

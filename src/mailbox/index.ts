@@ -3,8 +3,9 @@ import { MAILBOX_VARIABLES, mailboxSettings } from './variables.js';
 import { actionRoutes, type ActionDeps } from './routes.js';
 
 export { type ActionEvents } from './routes.js';
-export { actionBody } from './schema.js';
-export { ActionStore, type ActionRecord } from './store.js';
+export { actionBody, streamEpoch, streamPosition } from './schema.js';
+export { streamMetrics } from './metrics.js';
+export { ActionStore, type ActionRecord, type StreamPosition, type StreamRead } from './store.js';
 
 /** The pair's action mailbox: a request from one app, the reply from the other. */
 export const mailbox = {

@@ -24,3 +24,23 @@ export function notModifiedCounter(route: string): () => void {
   const child = notModified.labels({ route });
   return () => child.inc();
 }
+
+const streamAppends = new Counter({
+  name: 'relay_stream_appends_total',
+  help: "Action records given an offset in their pair's stream, by direction (key, wallet).",
+  labelNames: ['direction'] as const,
+  registers: [registry],
+});
+
+const streamRecoveries = new Counter({
+  name: 'relay_stream_recoveries_total',
+  help: 'Reads of a stream from a client position (via join: a socket join with since; via poll: a stream read), by path and whether every record after the position was still there.',
+  labelNames: ['via', 'path', 'recovered'] as const,
+  registers: [registry],
+});
+
+export const streamMetrics = {
+  appended: (direction: string) => streamAppends.inc({ direction }),
+  recovery: (via: 'join' | 'poll', path: string, recovered: boolean) =>
+    streamRecoveries.inc({ via, path, recovered: String(recovered) }),
+};

@@ -137,7 +137,11 @@ export const actionRoutes: MountedRoute<ActionDeps>[] = [
           const record = toRecord(parseBody(ctx.request.body), settings, writeId ?? newRecordId());
           const origin = originOf(record.action, writeId !== undefined, settings);
           ctx.state.writing = true;
-          const { json, intentMissed } = await store
+          const {
+            json,
+            record: stored,
+            intentMissed,
+          } = await store
             .save(record, pushSide(record.action) !== undefined, origin)
             .catch((err: unknown) => {
               if (!(err instanceof PendingVerified)) throw err;
@@ -147,7 +151,7 @@ export const actionRoutes: MountedRoute<ActionDeps>[] = [
               );
             });
           // The emit runs after this handler's awaits (setImmediate), so it never delays or fails the answer.
-          events.stored(record, json);
+          events.stored(stored, json);
           // A push intent that could not be appended never fails a stored action: the socket event and GET deliver it.
           if (intentMissed !== undefined) {
             recordIntentAppendMiss();

@@ -69,3 +69,22 @@ export const actionBody = {
     },
   ],
 } as const;
+
+/** A stream's epoch: drawn by the relay, never reused for a pair and direction. */
+export const streamEpoch = { type: 'string', pattern: '^[A-Za-z0-9_-]{8,32}$' } as const;
+
+/**
+ * A client's position in a direction's stream (docs/api.md#the-pairs-stream): the offset of the last record it
+ * has (0: none) and, when it has one, that record's epoch.
+ */
+export const streamPosition = {
+  type: 'object',
+  properties: {
+    epoch: streamEpoch,
+    offset: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+  },
+  required: ['offset'],
+  additionalProperties: false,
+  if: { properties: { offset: { type: 'integer', exclusiveMinimum: 0 } } },
+  then: { required: ['epoch'] },
+} as const;

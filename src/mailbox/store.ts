@@ -1,13 +1,19 @@
 import type { LimitedReply, LimitedWork } from '../core/limits/rate-limit.js';
 import { Cluster } from 'ioredis';
+import { actionTypeRule } from '../action-types/index.js';
 import { encodeIntent } from '../push/index.js';
+import { newRecordId } from '../core/record-id.js';
+import type { Side } from '../core/sides.js';
 import { waitReady, type RedisClient } from '../core/redis/clients.js';
 import type { Keys } from '../core/redis/keys.js';
 import { defineScript, readScript } from '../core/redis/scripts.js';
 import type { WriteAck } from '../core/redis/write-ack.js';
+import type { StreamSettings } from './variables.js';
+import { streamMetrics } from './metrics.js';
 
 const LIMITED_READ = readScript(new URL('lua/read-limited-2.lua', import.meta.url));
-const REPLACE_GUARDED = readScript(new URL('lua/replace-guarded-2.lua', import.meta.url));
+const REPLACE_APPEND = readScript(new URL('lua/replace-append-4.lua', import.meta.url));
+const READ_STREAM = readScript(new URL('lua/read-stream-2.lua', import.meta.url));
 
 interface Utxo {
   txid: string;
@@ -34,6 +40,26 @@ export interface ActionRecord extends ActionRequest {
   expiresAt: string;
   /** The same as expiresAt, under API_PROFILE=ssp-apps (the released apps' countdown reads this name). */
   expireAt?: string;
+  /** The direction's epoch and the record's offset in it: only records of a type the table routes have them. */
+  epoch?: string;
+  offset?: number;
+}
+
+/** A client's position in a direction's stream: the epoch and the offset of the last record it has (0: none). */
+export interface StreamPosition {
+  epoch?: string;
+  offset: number;
+}
+
+/** A direction's records after a client's position, as a resuming client gets them (docs/api.md#the-pairs-stream). */
+export interface StreamRead {
+  /** The direction's current epoch and last offset (null and 0 when it has no position). */
+  epoch: string | null;
+  offset: number;
+  /** Whether every record after the client's position is among `records`. */
+  recovered: boolean;
+  /** In increasing offset order: the records after the position in its epoch, else every retained one. */
+  records: { offset: number; json: string }[];
 }
 
 /**
@@ -52,6 +78,8 @@ export class PendingVerified extends Error {
 export interface SavedAction {
   /** The record as stored (JSON text), so the answer needs no second serialization. */
   json: string;
+  /** The record as stored: with its epoch and offset when it has a direction. */
+  record: ActionRecord;
   /** Why the push intent asked for could not be appended; the record is stored all the same. */
   intentMissed?: unknown;
 }
@@ -75,7 +103,8 @@ export function recordTag(json: string): string | null {
  */
 export class ActionStore {
   private readonly limitedRead;
-  private readonly replaceGuarded;
+  private readonly replaceAppend;
+  private readonly readStreamScript;
   /** Per mailbox, the last save still in flight (see save). */
   private readonly inOrder = new Map<string, Promise<void>>();
 
@@ -83,6 +112,7 @@ export class ActionStore {
     private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly ttlSeconds: number,
+    private readonly stream: StreamSettings,
     private readonly ack: WriteAck,
   ) {
     this.limitedRead = defineScript<LimitedReply<string | null>>(
@@ -90,7 +120,16 @@ export class ActionStore {
       'relayActionReadLimited',
       LIMITED_READ,
     );
-    this.replaceGuarded = defineScript<number>(redis, 'relayActionReplace', REPLACE_GUARDED);
+    this.replaceAppend = defineScript<0 | 1 | [string, number]>(
+      redis,
+      'relayActionReplaceAppend',
+      REPLACE_APPEND,
+    );
+    this.readStreamScript = defineScript<(string | number | null)[]>(
+      redis,
+      'relayActionReadStream',
+      READ_STREAM,
+    );
   }
 
   /**
@@ -125,13 +164,12 @@ export class ActionStore {
     appendPushIntent: boolean,
     origin: WriteOrigin,
   ): Promise<SavedAction> {
-    const json = JSON.stringify(record);
     const key = this.keys.action(record.wkIdentity);
     const mark = this.keys.actionVerified(record.wkIdentity);
-    const stored = this.replace(key, mark, json, origin);
+    const stored = this.replace(record, origin);
     // An unguarded write may be refused: its intent waits for the write's answer, as on a cluster.
     if (appendPushIntent && (this.redis instanceof Cluster || origin === 'unguarded')) await stored;
-    const [, intentMissed] = await Promise.all([
+    const [saved, intentMissed] = await Promise.all([
       stored,
       appendPushIntent
         ? this.appendIntent(record).then(
@@ -142,18 +180,50 @@ export class ActionStore {
     ]);
     const appended = appendPushIntent && intentMissed === undefined;
     await this.ack.confirm(key, mark, ...(appended ? [this.keys.pushIntents] : []));
-    return { json, intentMissed };
+    return { ...saved, intentMissed };
   }
 
-  /** The common plain write stays two plain commands; the rare verified request or unguarded write is a script. */
-  private async replace(key: string, mark: string, json: string, origin: WriteOrigin): Promise<void> {
-    if (origin === 'plain') {
+  /**
+   * A record with a direction is one script: the mailbox write and the stream append, so both or neither happen
+   * and offsets follow the order the mailbox took the writes. Of the others, the common plain write stays two
+   * plain commands; the rare unguarded one is the same script without the append.
+   */
+  private async replace(
+    record: ActionRecord,
+    origin: WriteOrigin,
+  ): Promise<Omit<SavedAction, 'intentMissed'>> {
+    const { wkIdentity } = record;
+    const key = this.keys.action(wkIdentity);
+    const mark = this.keys.actionVerified(wkIdentity);
+    const json = JSON.stringify(record);
+    const side = actionTypeRule(record.action)?.side;
+    if (side === undefined && origin === 'plain') {
       await Promise.all([this.redis.set(key, json, 'EX', this.ttlSeconds), this.redis.del(mark)]);
-      return;
+      return { json, record };
     }
-    if ((await this.replaceGuarded([key, mark], [json, this.ttlSeconds, origin])) === 0) {
-      throw new PendingVerified();
-    }
+    const { length, maxBytes, metaTtlSeconds } = this.stream;
+    const sideKeys = side ?? 'key';
+    const result = await this.replaceAppend(
+      [key, mark, this.keys.stream(wkIdentity, sideKeys), this.keys.streamMeta(wkIdentity, sideKeys)],
+      [
+        side === undefined ? json : json.slice(0, -1),
+        this.ttlSeconds,
+        origin,
+        side === undefined ? '' : newRecordId(),
+        length,
+        maxBytes,
+        metaTtlSeconds,
+      ],
+    );
+    if (result === 0) throw new PendingVerified();
+    if (result === 1) return { json, record };
+    const [epoch, offset] = result;
+    streamMetrics.appended(side!);
+    // The same bytes the script stored: epochs need no escaping.
+    return {
+      json: `${json.slice(0, -1)},"epoch":"${epoch}","offset":${offset}}`,
+      record: { ...record, epoch, offset },
+    };
   }
 
   /** Entries older than any action can live name no record any more: each append trims them. */
@@ -178,4 +248,38 @@ export class ActionStore {
     const unlimited = () => this.redis.get(key);
     return { redis: this.redis, script: this.limitedRead, keys: [key], args: [], unlimited };
   }
+
+  /** A direction's epoch and last offset (null and 0 when it has none), without its records. */
+  async position(wkIdentity: string, side: Side): Promise<{ epoch: string | null; offset: number }> {
+    const [epoch, offset] = await this.redis.hmget(this.keys.streamMeta(wkIdentity, side), 'epoch', 'offset');
+    return { epoch: epoch ?? null, offset: epoch === null ? 0 : Number(offset ?? 0) };
+  }
+
+  /**
+   * A direction's records after `since`, and whether they are all there (docs/api.md#the-pairs-stream): one read
+   * of at most STREAM_LENGTH entries, together with the position, so both describe the same moment.
+   */
+  async readStream(wkIdentity: string, side: Side, since: StreamPosition): Promise<StreamRead> {
+    const reply = await this.readStreamScript(
+      [this.keys.stream(wkIdentity, side), this.keys.streamMeta(wkIdentity, side)],
+      [since.epoch ?? '', since.offset, this.ttlSeconds * 1000, this.stream.length],
+    );
+    const [epoch, last, oldest] = reply as [string | null, number, number];
+    const records: StreamRead['records'] = [];
+    for (let i = 3; i + 1 < reply.length; i += 2) {
+      records.push({ offset: Number(reply[i]), json: String(reply[i + 1]) });
+    }
+    return { epoch, offset: last, recovered: recovered(since, epoch, last, oldest), records };
+  }
+}
+
+/**
+ * Every record after the client's offset is still retained: the client names the current epoch (or has nothing),
+ * is not ahead of the last offset, and the oldest record read is at most the one it misses first. A direction
+ * without a position recovers only a client that has nothing.
+ */
+function recovered(since: StreamPosition, epoch: string | null, last: number, oldest: number): boolean {
+  if (since.offset === 0) return epoch === null || last === 0 || (oldest > 0 && oldest <= 1);
+  if (epoch === null || since.epoch !== epoch || since.offset > last) return false;
+  return since.offset === last || (oldest > 0 && oldest <= since.offset + 1);
 }

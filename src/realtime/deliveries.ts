@@ -1,4 +1,5 @@
 import { socketMetrics } from './metrics.js';
+import type { Side } from '../core/sides.js';
 import type { ActionRecord } from '../mailbox/index.js';
 import type { RelayServer, RelaySocket } from './types.js';
 
@@ -15,21 +16,22 @@ export type Delivery = 'live' | 'replay';
 /**
  * Sends `record` (`bytes` of stored JSON) to each of `sockets` (of one path) that did not have it yet, unless it
  * holds too much unread (it is then disconnected: see backlog.ts). The event is encoded once for all of them: a
- * large record is one string and one WebSocket frame in memory however many sockets it goes to.
+ * large record is one string and one WebSocket frame in memory however many sockets it goes to. Returns how many
+ * it went to.
  */
 export function sendOnce(
   sockets: RelaySocket[],
   record: ActionRecord,
   bytes: number,
   delivery: Delivery,
-): void {
+): number {
   const { id } = record;
   const admitted = sockets.filter(
     (socket) => !(socket.data.delivered?.has(id) ?? false) && socket.data.backlogs.admit(socket, bytes),
   );
   // Making room in the pod's bound may have disconnected sockets admitted before.
   const to = admitted.filter((socket) => socket.connected);
-  if (to.length === 0) return;
+  if (to.length === 0) return 0;
   to[0]!.nsp.local.to(to.map((socket) => socket.id)).emit(record.action, record);
   for (const socket of to) {
     const sent = (socket.data.delivered ??= new Set<string>());
@@ -38,6 +40,7 @@ export function sendOnce(
     socket.data.backlogs.sent(socket);
     socketMetrics.emitted(record.action, delivery);
   }
+  return to.length;
 }
 
 /** The sockets of a pair's room on this pod. */
@@ -52,12 +55,44 @@ function roomSockets(io: RelayServer, wkIdentity: string): RelaySocket[] {
   return sockets;
 }
 
-/** Delivers `record` (`bytes` of stored JSON) to every socket of its room on this pod that did not have it yet. */
+/**
+ * Delivers `record` (`bytes` of stored JSON) to every socket of its room on this pod that did not have it yet: at
+ * once to plain sockets, in offset order to the sockets that joined with a position (stream-cursor.ts).
+ */
 export function deliverToRoom(
   io: RelayServer,
   record: ActionRecord,
   bytes: number,
   delivery: Delivery,
 ): void {
-  sendOnce(roomSockets(io, record.wkIdentity), record, bytes, delivery);
+  const room = record.wkIdentity;
+  const plain: RelaySocket[] = [];
+  for (const socket of roomSockets(io, room)) {
+    const cursor = record.offset === undefined ? undefined : socket.data.cursors?.get(room);
+    if (cursor) cursor.offer(record, bytes);
+    else plain.push(socket);
+  }
+  sendOnce(plain, record, bytes, delivery);
+}
+
+/** The `presence` event's data (docs/api.md#presence). */
+export interface PresenceChange {
+  wkIdentity: string;
+  side: Side;
+  connected: boolean;
+  lastSeen: string | null;
+}
+
+/**
+ * Sends an event of the pair's stream (not a record) to the sockets of `room` on this pod that joined it with a
+ * position; plain sockets never get one. Within the pod's bound on unread bytes, as records are.
+ */
+export function sendToStreamSockets(io: RelayServer, room: string, event: string, data: object): void {
+  const bytes = Buffer.byteLength(JSON.stringify(data));
+  for (const socket of roomSockets(io, room)) {
+    if (!socket.data.cursors?.has(room) || !socket.data.backlogs.admit(socket, bytes)) continue;
+    if (!socket.connected) continue;
+    socket.emit(event, data);
+    socket.data.backlogs.sent(socket);
+  }
 }

@@ -64,6 +64,27 @@ const socketNoticeBytes = new Counter({
   registers: [registry],
 });
 
+const streamReplayed = new Counter({
+  name: 'relay_stream_replayed_total',
+  help: 'Records sent to stream sockets from the stream (a join with since, or the fill of a gap in live records), by path.',
+  labelNames: ['path'] as const,
+  registers: [registry],
+});
+
+const streamGapCloses = new Counter({
+  name: 'relay_stream_gap_closes_total',
+  help: 'Stream sockets whose transport was closed because a record they missed was no longer retained, by path.',
+  labelNames: ['path'] as const,
+  registers: [registry],
+});
+
+const presenceChanges = new Counter({
+  name: 'relay_presence_changes_total',
+  help: 'A side of a pair going connected (its first socket joined, on any pod) or not connected (its last socket left, or the pod holding it was found dead), by side; counted once, by the pod that saw it.',
+  labelNames: ['side', 'connected'] as const,
+  registers: [registry],
+});
+
 export const socketMetrics = {
   connected: (path: string, change: 1 | -1) => socketsConnected.inc({ path }, change),
   refused: (path: string) => socketsRefused.inc({ path }),
@@ -75,6 +96,10 @@ export const socketMetrics = {
   slowReader: (path: string) => socketsBehind.inc({ path }),
   emitted: (type: string, delivery: 'live' | 'replay') => socketEvents.inc({ type, delivery }),
   publishFailed: (path: string) => socketAdapterErrors.inc({ path }),
+  streamReplayed: (path: string, records: number) => streamReplayed.inc({ path }, records),
+  streamGapClosed: (path: string) => streamGapCloses.inc({ path }),
+  presenceChanged: (side: string, connected: boolean) =>
+    presenceChanges.inc({ side, connected: String(connected) }),
   noticeReceived: (path: string, bytes: number) => {
     socketNotices.inc({ path });
     socketNoticeBytes.inc({ path }, bytes);

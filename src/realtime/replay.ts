@@ -4,8 +4,15 @@ import { errorFields, type Logger } from '../core/log.js';
 import { deliverToRoom, sendOnce } from './deliveries.js';
 import type { RelayServer, RelaySocket } from './types.js';
 
-/** How many rooms' mailboxes one recovery reads at a time. */
+/** How many rooms' mailboxes or streams one recovery reads at a time. */
 const RECOVERY_READS = 16;
+
+/** Runs `read` for every item, RECOVERY_READS at a time: a recovery never floods Redis. */
+export async function inBatches<T>(items: T[], read: (item: T) => Promise<void>): Promise<void> {
+  for (let i = 0; i < items.length; i += RECOVERY_READS) {
+    await Promise.all(items.slice(i, i + RECOVERY_READS).map(read));
+  }
+}
 
 /**
  * Replay (docs/api.md#delivery-and-replay): a key app coming back to the foreground gets the request it
@@ -30,14 +37,10 @@ export class Replay {
    */
   async toRooms(io: RelayServer): Promise<void> {
     const rooms = [...io.sockets.adapter.rooms.keys()].filter((room) => !io.sockets.sockets.has(room));
-    for (let i = 0; i < rooms.length; i += RECOVERY_READS) {
-      await Promise.all(
-        rooms.slice(i, i + RECOVERY_READS).map(async (wkIdentity) => {
-          const pending = await this.pending(wkIdentity);
-          if (pending) deliverToRoom(io, pending.record, pending.bytes, 'replay');
-        }),
-      );
-    }
+    await inBatches(rooms, async (wkIdentity) => {
+      const pending = await this.pending(wkIdentity);
+      if (pending) deliverToRoom(io, pending.record, pending.bytes, 'replay');
+    });
   }
 
   /** The mailbox's record, with its size, if it is one to replay and has not expired. */

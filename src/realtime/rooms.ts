@@ -7,12 +7,16 @@ import { errorFields, type Logger } from '../core/log.js';
 import { socketMetrics } from './metrics.js';
 import { isRedisUnavailable } from '../core/redis/clients.js';
 import { settlesWithin } from '../core/role.js';
-import { roomEvent } from './socket-schema.js';
+import { joinEvent, roomEvent } from './socket-schema.js';
 import type { Replay } from './replay.js';
+import { streamMetrics, type StreamPosition } from '../mailbox/index.js';
+import { StreamCursor, type StreamReader } from './stream-cursor.js';
 import { closeTransport } from './transport.js';
+import { otherSide, type Presence, type SidePresence } from './presence.js';
 import type { RelaySocket } from './types.js';
 
 const parseRoomEvent = validator<{ wkIdentity: string }>('event', roomEvent);
+const parseJoinEvent = validator<{ wkIdentity: string; since?: StreamPosition }>('event', joinEvent);
 
 export interface RoomDeps {
   side: Side;
@@ -27,6 +31,17 @@ export interface RoomDeps {
   roomsMax: number;
   /** Resolves once records stored for the room on any pod reach this one (room-channels.ts). */
   listening(room: string): Promise<unknown>;
+  /** The room's stream of this path's direction, for joins with a position. */
+  readStream: StreamReader;
+  /** The position of the room's stream of this path's direction, for the answer of a join without one. */
+  position(room: string): Promise<Position>;
+  /** Counts the path's sockets per room, and tells a join of the other side's. */
+  presence: Presence;
+}
+
+interface Position {
+  epoch: string | null;
+  offset: number;
 }
 
 /** How long a join waits for its room's channel before the client is told to come back (UNAVAILABLE). */
@@ -47,14 +62,21 @@ export class RoomEvents {
   private readonly queues = new Map<RelaySocket, Promise<void>>();
   private readonly onJoin: (this: RelaySocket, data: unknown, ack?: unknown) => void;
   private readonly onLeave: (this: RelaySocket, data: unknown) => void;
+  private readonly onDisconnect: (this: RelaySocket) => void;
 
   constructor(private readonly deps: RoomDeps) {
     const inOrder = this.inOrder.bind(this);
     this.onJoin = function (data, ack) {
-      inOrder(this, async () => answer(this, await join(this, data, deps), deps.side, ack), 'join');
+      const asked = typeof ack === 'function';
+      inOrder(this, async () => answer(this, await join(this, data, deps, asked), deps.side, ack), 'join');
     };
     this.onLeave = function (data) {
-      inOrder(this, () => leave(this, data), 'leave');
+      inOrder(this, () => leave(this, data, deps), 'leave');
+    };
+    // After the operations under way: a join still counting the socket is counted before it is uncounted.
+    this.onDisconnect = function () {
+      stopCursors(this);
+      inOrder(this, () => deps.presence.disconnected(this), 'disconnect');
     };
   }
 
@@ -62,6 +84,7 @@ export class RoomEvents {
   handle(socket: RelaySocket): void {
     socket.on('join', this.onJoin);
     socket.on('leave', this.onLeave);
+    socket.on('disconnect', this.onDisconnect);
   }
 
   private inOrder(socket: RelaySocket, operation: () => Promise<void>, what: string): void {
@@ -75,8 +98,20 @@ export class RoomEvents {
   }
 }
 
+/** Where a join with a position left the socket: see StreamRead and docs/api.md#resuming-the-stream. */
+interface Resumed {
+  recovered: boolean;
+  epoch: string | null;
+  offset: number;
+  /** Records this join sent. */
+  replayed: number;
+}
+
+/** A join that succeeded, as the client is told (when it asked): the stream's position and the other side's presence. */
+type Joined = (Position | Resumed) & { peer: SidePresence };
+
 /** What the client is told of its join (socket.io's acknowledgement, when it asked for one). */
-export type JoinAnswer = { ok: true } | { ok: false; code: ErrorCode };
+export type JoinAnswer = { ok: true } | ({ ok: true } & Joined) | { ok: false; code: ErrorCode };
 
 /**
  * A refused join: the metric's outcome, the code the acknowledgement names (as HTTP would), and whether the
@@ -92,9 +127,11 @@ interface Refused {
  * acknowledgement reaches the client before the disconnect (a closed transport, for Redis failing, drops it:
  * that client reconnects anyway).
  */
-function answer(socket: RelaySocket, refused: Refused | undefined, side: Side, ack: unknown): void {
+function answer(socket: RelaySocket, outcome: Refused | Joined | undefined, side: Side, ack: unknown): void {
   const reply = typeof ack === 'function' ? (ack as (answer: JoinAnswer) => void) : () => {};
-  if (refused === undefined) return reply({ ok: true });
+  if (outcome === undefined) return reply({ ok: true });
+  if (!('outcome' in outcome)) return reply({ ok: true, ...outcome });
+  const refused = outcome;
   socketMetrics.joined(side, refused.outcome);
   if (!socket.connected) return;
   reply({ ok: false, code: refused.code });
@@ -102,21 +139,40 @@ function answer(socket: RelaySocket, refused: Refused | undefined, side: Side, a
   else socket.disconnect(true);
 }
 
-function roomOf(data: unknown): string | undefined {
+/** The event's data as `parse` reads it, or undefined when it is not of that shape. */
+function shaped<T>(parse: (data: unknown) => T, data: unknown): T | undefined {
   try {
-    return parseRoomEvent(data).wkIdentity;
+    return parse(data);
   } catch {
     return undefined;
   }
 }
 
+const roomOf = (data: unknown) => shaped(parseRoomEvent, data)?.wkIdentity;
+
+/** The socket disconnected: its cursors stop. */
+function stopCursors(socket: RelaySocket): void {
+  for (const cursor of socket.data.cursors?.values() ?? []) cursor.stop();
+  socket.data.cursors = undefined;
+}
+
+/** The socket is a plain socket of `room` from now on (a leave, or a join without a position). */
+function dropCursor(socket: RelaySocket, room: string): void {
+  socket.data.cursors?.get(room)?.stop();
+  socket.data.cursors?.delete(room);
+}
+
 /**
- * The join's data as later steps see it (credential removed), or why the gate refused it (UNAVAILABLE: Redis
- * could not answer it: nonce, pin).
+ * The join's data as later steps see it (credential removed) and whether it was verified (a signature or a session
+ * token), or why the gate refused it (UNAVAILABLE: Redis could not answer it: nonce, pin).
  */
-async function admitted(data: unknown, deps: RoomDeps): Promise<{ fields: unknown } | Refused> {
+async function admitted(
+  data: unknown,
+  deps: RoomDeps,
+): Promise<{ fields: unknown; verified: boolean } | Refused> {
   // Not an object: nothing to check, and roomOf refuses it next.
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) return { fields: data };
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    return { fields: data, verified: false };
   const { token, ...fields } = data as Record<string, unknown>;
   try {
     const admitted = await deps.auth.admit({
@@ -128,7 +184,8 @@ async function admitted(data: unknown, deps: RoomDeps): Promise<{ fields: unknow
       ...(Object.hasOwn(data, 'token') ? { token: typeof token === 'string' ? token : '' } : {}),
       log: deps.log,
     });
-    return { fields: admitted.body };
+    // A signature that passed, or a session token: the join names a write id either way.
+    return { fields: admitted.body, verified: admitted.writeId !== undefined };
   } catch (err) {
     // Refusals are logged and counted by the gate; Redis failing reaches here raw or as a 503.
     const unavailable = err instanceof AppError ? err.code === 'UNAVAILABLE' : isRedisUnavailable(err);
@@ -143,22 +200,31 @@ async function admitted(data: unknown, deps: RoomDeps): Promise<{ fields: unknow
  */
 const UNAVAILABLE: Refused = { outcome: 'unavailable', code: 'UNAVAILABLE' };
 
-async function leave(socket: RelaySocket, data: unknown): Promise<void> {
+async function leave(socket: RelaySocket, data: unknown, deps: RoomDeps): Promise<void> {
   // A bad leave has nothing to undo; only a bad join is worth disconnecting for (docs/api.md#join-and-leave).
   const wkIdentity = roomOf(data);
-  if (wkIdentity !== undefined) await socket.leave(wkIdentity);
+  if (wkIdentity === undefined) return;
+  dropCursor(socket, wkIdentity);
+  await socket.leave(wkIdentity);
+  await deps.presence.left(socket, wkIdentity);
 }
 
 /**
- * Identity check, validation, join budget, rooms cap, join, replay: one step after the other. Undefined once
- * joined, else why not.
+ * Identity check, validation, join budget, rooms cap, join, replay, presence: one step after the other. Once
+ * joined, what the client is told when it `asked` (undefined when it did not), else why not.
  */
-async function join(socket: RelaySocket, data: unknown, deps: RoomDeps): Promise<Refused | undefined> {
+async function join(
+  socket: RelaySocket,
+  data: unknown,
+  deps: RoomDeps,
+  asked: boolean,
+): Promise<Refused | Joined | undefined> {
   if (!socket.connected) return undefined;
   const checked = await admitted(data, deps);
   if (!('fields' in checked)) return checked;
-  const wkIdentity = roomOf(checked.fields);
-  if (wkIdentity === undefined) return { outcome: 'invalid', code: 'INVALID_PARAMETER' };
+  const joining = shaped(parseJoinEvent, checked.fields);
+  if (joining === undefined) return { outcome: 'invalid', code: 'INVALID_PARAMETER' };
+  const { wkIdentity, since } = joining;
   try {
     await deps.joins.consume(socket.data.ip);
   } catch (err) {
@@ -173,6 +239,10 @@ async function join(socket: RelaySocket, data: unknown, deps: RoomDeps): Promise
   if (!socket.rooms.has(wkIdentity) && socket.rooms.size - 1 >= deps.roomsMax) {
     return { outcome: 'too_many_rooms', code: 'RATE_LIMITED' };
   }
+  const cursor = since === undefined ? undefined : cursorOf(socket, wkIdentity, deps);
+  if (cursor === undefined) dropCursor(socket, wkIdentity);
+  // From here on the room's live records wait behind the replay: none is missed or sent before it.
+  cursor?.replaying();
   await socket.join(wkIdentity);
   // Acknowledged only once the pod hears the room: a record stored after the acknowledgement reaches the socket.
   let heard = false;
@@ -186,8 +256,63 @@ async function join(socket: RelaySocket, data: unknown, deps: RoomDeps): Promise
     deps.log.warn('socket join waited too long for its room channel', { path: deps.side });
     return UNAVAILABLE;
   }
-  await deps.replay?.toSocket(socket, wkIdentity);
-  // Counted once the join is fully handled, replay included.
+  let joined: Refused | Position | Resumed | undefined;
+  if (cursor === undefined) {
+    await deps.replay?.toSocket(socket, wkIdentity);
+    // Counted once the join is fully handled, replay included.
+    socketMetrics.joined(deps.side, 'joined');
+  } else {
+    joined = await resume(socket, cursor, wkIdentity, since!, deps);
+    if (joined === undefined || 'outcome' in joined) return joined;
+  }
+  if (!socket.connected) return undefined;
+  // A stream socket whose join was verified may acknowledge records: ack-capable (docs/api.md#presence).
+  await deps.presence.joined(socket, wkIdentity, cursor !== undefined && checked.verified);
+  if (!asked) return undefined;
+  try {
+    const [position, peer] = await Promise.all([
+      joined ?? deps.position(wkIdentity),
+      deps.presence.side(wkIdentity, otherSide(deps.side)),
+    ]);
+    return { ...position, peer };
+  } catch (err) {
+    deps.log.warn('socket join could not read its answer', { path: deps.side, ...errorFields(err) });
+    return UNAVAILABLE;
+  }
+}
+
+/** The socket's cursor of `room`, made on its first join with a position. */
+function cursorOf(socket: RelaySocket, room: string, deps: RoomDeps): StreamCursor {
+  const cursors = (socket.data.cursors ??= new Map());
+  const cursor = cursors.get(room);
+  if (cursor instanceof StreamCursor) return cursor;
+  const made = new StreamCursor(socket, room, {
+    side: deps.side,
+    read: deps.readStream,
+    log: deps.log,
+  });
+  cursors.set(room, made);
+  return made;
+}
+
+/** Replays the records after `since` to a joined stream socket, then the live ones that came meanwhile. */
+async function resume(
+  socket: RelaySocket,
+  cursor: StreamCursor,
+  room: string,
+  since: StreamPosition,
+  deps: RoomDeps,
+): Promise<Refused | Resumed | undefined> {
+  let read;
+  try {
+    read = await deps.readStream(room, since);
+  } catch (err) {
+    deps.log.warn('socket join could not read the stream', { path: deps.side, ...errorFields(err) });
+    return UNAVAILABLE;
+  }
+  if (!socket.connected) return undefined;
+  const replayed = cursor.replayed(read);
+  streamMetrics.recovery('join', deps.side, read.recovered);
   socketMetrics.joined(deps.side, 'joined');
-  return undefined;
+  return { recovered: read.recovered, epoch: read.epoch, offset: read.offset, replayed };
 }

@@ -26,11 +26,13 @@ import { settlesWithin } from '../core/role.js';
 import { Backlogs } from './backlog.js';
 import { oneConnect } from './connects.js';
 import { ActionEmitter } from './emitter.js';
-import { Replay } from './replay.js';
+import { inBatches, Replay } from './replay.js';
 import { channelClients, RoomChannels, type ChannelClients } from './room-channels.js';
 import { RoomEvents } from './rooms.js';
 import { SocketCap } from './socket-cap.js';
 import type { RelayServer, RelaySocket } from './types.js';
+import { sendToStreamSockets, type PresenceChange } from './deliveries.js';
+import { otherSide, Presence, type SidePresence } from './presence.js';
 
 /** docs/api.md#socket-limits: clients only ever send `join` and `leave`. */
 const LIMITS = { maxHttpBufferSize: 100 * 1024, pingInterval: 25_000, pingTimeout: 20_000 } as const;
@@ -54,6 +56,8 @@ export interface RealtimeDeps {
   limiterRedis: RedisClient;
   /** Identity signatures of joins, as for the HTTP writes. */
   authGate: AuthGate;
+  /** The fail-fast client presence counts through. */
+  redis: RedisClient;
 }
 
 /**
@@ -62,12 +66,15 @@ export interface RealtimeDeps {
  */
 export class Realtime {
   readonly emitter: ActionEmitter;
+  /** Each side's sockets per pair, across pods (docs/api.md#presence). */
+  readonly presence: Presence;
   private readonly clients: ChannelClients;
   private readonly channels: RoomChannels;
   /** The channels' pair, pinged: a silent subscriber would cost every event from other pods. */
   private readonly liveness: Liveness[];
   private readonly cap: SocketCap;
   private readonly backlogs: Backlogs;
+  /** In the order of SIDES. */
   private readonly servers: RelayServer[] = [];
   private stopping = false;
 
@@ -80,6 +87,15 @@ export class Realtime {
       deps.log,
     );
     this.emitter = new ActionEmitter(this.channels, deps.log);
+    this.presence = new Presence({
+      redis: deps.redis,
+      keys: deps.keys,
+      pod: this.channels.pod,
+      ...deps.config.realtime.presence,
+      log: deps.log,
+      changed: (room, side, now) => this.presenceChanged(room, side, now),
+      streamRooms: () => this.streamRooms(),
+    });
     const intervalMs = deps.config.redis.livenessIntervalMs;
     this.liveness = (['pub', 'sub'] as const).map(
       (end) =>
@@ -122,6 +138,7 @@ export class Realtime {
       }
     }
     if (this.stopping) return;
+    this.presence.start();
     const { config } = this.deps;
     const joins = sharedLimiter(
       this.deps.limiterRedis,
@@ -157,6 +174,9 @@ export class Realtime {
         auth: this.deps.authGate,
         roomsMax: this.deps.config.realtime.roomsMax,
         listening: (room) => this.channels.listening(side, room),
+        readStream: (room, since) => this.deps.store.readStream(room, side, since),
+        position: (room) => this.deps.store.position(room, side),
+        presence: this.presence,
       });
       const { backlogs } = this;
       // Shared by every socket of the path (socket.io disconnects a socket once).
@@ -177,7 +197,7 @@ export class Realtime {
       });
       this.channels.serve(side, io);
       this.emitter.serve(side, io);
-      if (replay) this.replayAfterGaps(io, replay);
+      this.replayAfterGaps(io, replay);
       this.servers.push(io);
     }
     const sideOf = (url: string) => SIDES.find((side) => url.startsWith(`/v1/socket/${side}/`));
@@ -206,9 +226,10 @@ export class Realtime {
    * The room channels' subscriber reconnected (a Redis restart, a Sentinel failover, a silent connection Liveness
    * replaced: `ready` again; a failover of a cluster shard or a silent shard connection: its sharded subscriber
    * replaced, `subscribersReady`). Notices published meanwhile never came,
-   * so the pod replays each key room's current record; sockets that had it already are skipped by its id.
+   * so the pod replays each key room's current record (sockets that had it already are skipped by its id), and
+   * every stream socket, on both paths, gets what it missed from the stream.
    */
-  private replayAfterGaps(io: RelayServer, replay: Replay): void {
+  private replayAfterGaps(io: RelayServer, replay: Replay | undefined): void {
     const recovered = async () => {
       // The mailbox client went through the same outage and may reconnect a moment later.
       while (!this.stopping) {
@@ -221,12 +242,34 @@ export class Realtime {
       }
       if (this.stopping) return;
       this.deps.log.info('socket room channels resubscribed; replaying pending requests');
-      await replay.toRooms(io);
+      await replay?.toRooms(io);
+      const cursors = [...io.sockets.sockets.values()].flatMap((socket) => [
+        ...(socket.data.cursors?.values() ?? []),
+      ]);
+      await inBatches(cursors, (cursor) => cursor.catchUp());
     };
     const onRecovered = () =>
       void recovered().catch((err: unknown) => this.deps.log.error('replay failed', errorFields(err)));
     this.clients.sub.on('ready', onRecovered);
     this.clients.sub.on('subscribersReady', onRecovered);
+  }
+
+  /** A side of a pair went connected or not: the stream sockets of the other side's room hear it, on every pod. */
+  private presenceChanged(room: string, side: Side, now: SidePresence): void {
+    const change: PresenceChange = { wkIdentity: room, side, ...now };
+    const to = otherSide(side);
+    this.channels.publishPresence(to, room, JSON.stringify(change));
+    const io = this.servers[SIDES.indexOf(to)];
+    if (io) sendToStreamSockets(io, room, 'presence', change);
+  }
+
+  /** The pair rooms this pod holds a stream socket of, by path. */
+  private *streamRooms(): Iterable<[Side, string]> {
+    for (const io of this.servers) {
+      for (const socket of io.sockets.sockets.values()) {
+        for (const room of socket.data.cursors?.keys() ?? []) yield [socket.data.side, room];
+      }
+    }
   }
 
   /** The key the socket cap and the join budget count this client under (an IPv6 client: its /64). */
@@ -279,6 +322,7 @@ export class Realtime {
    */
   async closeAdapter(): Promise<void> {
     for (const check of this.liveness) check.stop();
+    await settlesWithin(this.presence.stop(), 1000);
     // QUIT waits behind the unsubscribes queued before it; with Redis away all this would wait for good.
     const closed = this.channels
       .published()

@@ -1,4 +1,5 @@
 import { identifier } from '../core/validation/common-schema.js';
+import { streamPosition } from '../mailbox/index.js';
 
 /** docs/api.md#join-and-leave: the data of a socket's `join` and `leave` events. */
 export const roomEvent = {
@@ -6,4 +7,10 @@ export const roomEvent = {
   properties: { wkIdentity: identifier },
   required: ['wkIdentity'],
   additionalProperties: false,
+} as const;
+
+/** docs/api.md#resuming-the-stream: a `join` may carry the position the socket resumes from. */
+export const joinEvent = {
+  ...roomEvent,
+  properties: { ...roomEvent.properties, since: streamPosition },
 } as const;

@@ -1,5 +1,6 @@
 import type { DefaultEventsMap, Server, Socket } from 'socket.io';
 import type { Side } from '../core/sides.js';
+import type { ActionRecord } from '../mailbox/index.js';
 
 /** What the relay keeps per socket. */
 interface SocketData {
@@ -11,6 +12,20 @@ interface SocketData {
   delivered?: Set<string>;
   /** The pod's bound on what sockets hold unread: every event goes through it. */
   backlogs: SocketBacklogs;
+  /** Per pair room this socket joined with a position: what orders its records (stream-cursor.ts). */
+  cursors?: Map<string, RoomCursor>;
+  /** Per pair room this socket is counted in (presence.ts): whether it counts as ack-capable. */
+  presence?: Map<string, boolean>;
+}
+
+/** What a live record of a room asks of a stream socket's position in it (StreamCursor, in stream-cursor.ts). */
+export interface RoomCursor {
+  /** Sends `record` (`bytes` of stored JSON) once every record before it was sent. */
+  offer(record: ActionRecord, bytes: number): void;
+  /** Sends, in order, what the socket misses from the stream (after the pod did not hear its room a while). */
+  catchUp(): Promise<void>;
+  /** The socket left the room: nothing more is sent or read for it. */
+  stop(): void;
 }
 
 /** What an event's sender asks of the pod's bound on unread bytes (Backlogs, in backlog.ts). */

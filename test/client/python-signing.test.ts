@@ -224,10 +224,12 @@ describe('the Python signing reference (client/examples/sign_body.py)', function
 
     const nonceOf = (request: string) => JSON.parse(JSON.parse(request).message).nonce as string;
     const tx = { chain: 'btc', wkIdentity: PAIR.wkIdentity, action: 'tx', payload: 'deadbeef', path: '0-0' };
-    const timesOf = ({ createdAt, expiresAt }: { createdAt: string; expiresAt: string }) => ({
-      createdAt,
-      expiresAt,
-    });
+    /** What the relay adds to the body: the times, and the record's place in the pair's stream. */
+    const stampsOf = (record: { createdAt: string; expiresAt: string; epoch: string; offset: number }) => {
+      expect(record.epoch).to.match(/^[A-Za-z0-9_-]{8,32}$/);
+      const { createdAt, expiresAt, epoch, offset } = record;
+      return { createdAt, expiresAt, epoch, offset };
+    };
     const stored = async (key: string) => JSON.parse((await redis().get(key))!);
 
     it('a sync the key app signs, a request the wallet signs and the reply the key app signs: 200, and Redis holds each', async () => {
@@ -256,14 +258,20 @@ describe('the Python signing reference (client/examples/sign_body.py)', function
       expect(request.body.data).to.deep.equal({
         id: request.body.data.id,
         ...unicode,
-        ...timesOf(request.body.data),
+        ...stampsOf(request.body.data),
       });
+      expect(request.body.data.offset).to.equal(1);
       expect(await stored(keys.action(PAIR.wkIdentity))).to.deep.equal(request.body.data);
 
       const txid = { chain: 'btc', wkIdentity: PAIR.wkIdentity, action: 'txid', payload: 'cd'.repeat(32) };
       const reply = await post(api.url, '/v1/action', await pythonSigned(txid, 'key', 'action'));
       expect(reply.status, reply.text).to.equal(200);
-      expect(reply.body.data).to.deep.equal({ id: reply.body.data.id, ...txid, ...timesOf(reply.body.data) });
+      expect(reply.body.data).to.deep.equal({
+        id: reply.body.data.id,
+        ...txid,
+        ...stampsOf(reply.body.data),
+      });
+      expect(reply.body.data.offset).to.equal(1);
       expect(await stored(keys.action(PAIR.wkIdentity))).to.deep.equal(reply.body.data);
     });
 

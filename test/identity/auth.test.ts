@@ -244,6 +244,8 @@ describe('identity-signed requests: modes', () => {
             'utxos',
             'createdAt',
             'expiresAt',
+            'epoch',
+            'offset',
           ]);
           const stored = (await redis().get(keys.action(PAIR.wkIdentity)))!;
           for (const field of CREDENTIAL) expect(stored).not.to.contain(`"${field}"`);

@@ -50,12 +50,16 @@ for (const profile of API_PROFILES) {
       const before = Date.now();
       const res = await post(api.url, '/v1/action', { ...request, utxos, ignored: true });
       expect(res.status).to.equal(200);
-      const { id, createdAt, expiresAt } = res.body.data;
+      const { id, createdAt, expiresAt, epoch } = res.body.data;
       expect(Object.keys(res.body.data)[0]).to.equal('id');
       expect(id).to.match(/^[A-Za-z0-9_-]{22,36}$/);
-      expect(res.body.data).to.deep.equal(
-        actionRecord(profile, { id, ...request, utxos, createdAt, expiresAt }),
-      );
+      // A request to the key: the first record of the pair's key direction.
+      expect(epoch).to.match(/^[A-Za-z0-9_-]{8,32}$/);
+      expect(res.body.data).to.deep.equal({
+        ...actionRecord(profile, { id, ...request, utxos, createdAt, expiresAt }),
+        epoch,
+        offset: 1,
+      });
       expect(Date.parse(createdAt)).to.be.within(before - 1000, Date.now());
       expect(Date.parse(expiresAt) - Date.parse(createdAt)).to.equal(900_000);
       expect(createdAt).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -79,10 +83,14 @@ for (const profile of API_PROFILES) {
       const reply = { chain: 'btc', wkIdentity: 'bc1qpair', action: 'txid', payload: 'deadbeef' };
       await post(api.url, '/v1/action', reply);
       const read = await get(api.url, '/v1/action/bc1qpair');
-      const { id, createdAt, expiresAt } = readData(profile, read);
-      expect(readData(profile, read)).to.deep.equal(
-        actionRecord(profile, { id, ...reply, createdAt, expiresAt }),
-      );
+      const { id, createdAt, expiresAt, epoch } = readData(profile, read);
+      // The first record of the wallet direction: its own epoch and offsets.
+      expect(readData(profile, read)).to.deep.equal({
+        ...actionRecord(profile, { id, ...reply, createdAt, expiresAt }),
+        epoch,
+        offset: 1,
+      });
+      expect(epoch).to.match(/^[A-Za-z0-9_-]{8,32}$/);
     });
 
     it('every POST is a new record with its own id and push intent, even two in one millisecond', async () => {

@@ -42,10 +42,22 @@ const action = (wkIdentity: string, type: string, payload = 'aa') => ({
 async function store(api: TestApi, wkIdentity: string, type: string, payload?: string): Promise<unknown> {
   const res = await post(api.url, '/v1/action', action(wkIdentity, type, payload));
   expect(res.status).to.equal(200);
-  const { id, createdAt, expiresAt } = res.body.data;
-  expect(res.body.data).to.deep.equal(
-    actionRecord(api.config.apiProfile, { id, ...action(wkIdentity, type, payload), createdAt, expiresAt }),
-  );
+  const { id, createdAt, expiresAt, epoch, offset } = res.body.data;
+  const routed = actionTypeRule(type) !== undefined;
+  expect(res.body.data).to.deep.equal({
+    ...actionRecord(api.config.apiProfile, {
+      id,
+      ...action(wkIdentity, type, payload),
+      createdAt,
+      expiresAt,
+    }),
+    // Records of a routed type carry their place in the pair's stream of that direction.
+    ...(routed ? { epoch, offset } : {}),
+  });
+  if (routed) {
+    expect(epoch).to.match(/^[A-Za-z0-9_-]{8,32}$/);
+    expect(offset).to.be.a('number').and.to.be.at.least(1);
+  }
   return res.body.data;
 }
 

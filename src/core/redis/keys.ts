@@ -14,6 +14,14 @@ export interface Keys {
   action(wkIdentity: string): string;
   /** Marks the pair's mailbox as written by a verified (signed) write; tagged with the mailbox's name, so in its slot. */
   actionVerified(wkIdentity: string): string;
+  /** The pair's retained records of one direction, with their offsets; tagged with the mailbox's name, so in its slot. */
+  stream(wkIdentity: string, side: Side): string;
+  /** A direction's position: its epoch, last offset and retained bytes; in the mailbox's slot too. */
+  streamMeta(wkIdentity: string, side: Side): string;
+  /** Sockets joined to the pair's room on one side's path, per pod, and when its last one left; in the mailbox's slot. */
+  presence(wkIdentity: string, side: Side): string;
+  /** A pod is alive (its presence counts) while this exists; it renews it. */
+  pod(podId: string): string;
   /** The pair's registered tokens of one side: a sorted set scored by registration time. */
   tokens(wkIdentity: string, side: Side): string;
   /** Tokens that moved away from the pair, scored by the move's epoch (kept an hour; see TokenStore). */
@@ -59,6 +67,10 @@ export function keysFor(prefix: string): Keys {
     sync: (id) => `${prefix}sync:${id}`,
     action: (id) => `${prefix}action:${id}`,
     actionVerified: (id) => `${prefix}action:verified:{${prefix}action:${id}}`,
+    stream: (id, side) => `${prefix}stream:${side}:{${prefix}action:${id}}`,
+    streamMeta: (id, side) => `${prefix}streammeta:${side}:{${prefix}action:${id}}`,
+    presence: (id, side) => `${prefix}presence:${side}:{${prefix}action:${id}}`,
+    pod: (podId) => `${prefix}pod:${podId}`,
     tokens: (id, side) => `${prefix}tokens:${side}:{${id}}`,
     tokensGone: (id, side) => `${prefix}tokens:gone:${side}:{${id}}`,
     tokenOwner: (side, token) => `${prefix}tokens:owner:${side}:${sha1(token)}`,
