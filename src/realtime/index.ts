@@ -1,6 +1,7 @@
 import type { Feature } from '../core/feature.js';
 import { REALTIME_VARIABLES, realtimeSettings } from './variables.js';
 
+export { ackCapable } from './ackable.js';
 export { Realtime } from './servers.js';
 export { joinEvent, roomEvent } from './socket-schema.js';
 
