@@ -58,7 +58,12 @@ async function viaAdd(queue: Queue, jobs: PushJob[]): Promise<number> {
   return cpuUs(start) / jobs.length;
 }
 
-async function viaIntake(url: string, queue: Queue, admin: RedisClient, jobs: Required<PushJob>[]): Promise<number> {
+async function viaIntake(
+  url: string,
+  queue: Queue,
+  admin: RedisClient,
+  jobs: Required<PushJob>[],
+): Promise<number> {
   for (const job of jobs) await admin.xadd(keys.pushIntents, '*', ...encodeIntent(job));
   const intake = new PushIntake({
     redis: createRedis({ kind: 'standalone', url, explicit: true }, 'worker'),

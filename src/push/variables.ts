@@ -36,7 +36,7 @@ export const PUSH_VARIABLES = {
   PUSH_MAX_ATTEMPTS: variable(int(1, 100), 8, { roles: WORKER }),
   PUSH_ACK_GRACE_MS: variable(int(0, 10_000), 1_500, {
     roles: WORKER,
-    doc: "how long a push waits for an ack when the target side has an ack-capable socket (0: never wait)",
+    doc: 'how long a push waits for an ack when the target side has an ack-capable socket (0: never wait)',
   }),
   PUSH_INTAKE_CLAIM_MS: variable(int(100, 3_600_000), 30_000, {
     roles: WORKER,

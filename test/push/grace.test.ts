@@ -12,7 +12,13 @@ import { waitFor } from '../helpers/wait.js';
 import { startTestWorker, type TestWorker } from '../helpers/worker.js';
 
 const PAIR = 'bc1q' + 'g'.repeat(58);
-const TX = { chain: 'btc', wkIdentity: PAIR, action: 'tx', payload: '02000000' + 'cd'.repeat(40), path: '0-0' };
+const TX = {
+  chain: 'btc',
+  wkIdentity: PAIR,
+  action: 'tx',
+  payload: '02000000' + 'cd'.repeat(40),
+  path: '0-0',
+};
 const token = (name: string) => `fcm-device-${name}-${'g'.repeat(140)}`;
 const keys = keysFor('relay:');
 /** Long enough that the intake has taken the intent well before it ends, even on a busy machine. */
@@ -24,7 +30,8 @@ const jobField = (record: ActionRecord, field: string) => redis().hget(jobKey(re
 const completed = (record: ActionRecord) =>
   waitFor(
     `push job of ${record.id} completed`,
-    async () => (await redis().zscore(queueKey('relay:', PUSH_QUEUE, 'completed'), `push-${record.id}`)) !== null,
+    async () =>
+      (await redis().zscore(queueKey('relay:', PUSH_QUEUE, 'completed'), `push-${record.id}`)) !== null,
     GRACE_MS + 10_000,
   );
 const metric = async (name: string, labels: Record<string, string> = {}) =>
@@ -33,7 +40,11 @@ const delayed = () => metric('relay_push_delayed_total');
 const skippedDelivered = () => metric('relay_push_skipped_total', { reason: 'delivered' });
 
 /** The presence the relay's pods write for a side: `joined` sockets on `pod`, `ackCapable` of them. */
-async function presence(side: 'key' | 'wallet', counts: { joined: number; ackCapable: number }, podAlive = true) {
+async function presence(
+  side: 'key' | 'wallet',
+  counts: { joined: number; ackCapable: number },
+  podAlive = true,
+) {
   await redis().hset(keys.presence(PAIR, side), `j:${POD}`, counts.joined, `a:${POD}`, counts.ackCapable);
   if (podAlive) await redis().set(keys.pod(POD), '1', 'EX', 45);
 }
