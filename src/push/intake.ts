@@ -253,8 +253,8 @@ export class PushIntake {
   }
 
   /**
-   * How long each job waits for an ack: until its record's createdAt + the grace when its side is ack-capable now
-   * (an intent without createdAt counts from now), else not at all.
+   * How long each job waits for an ack: until its record's createdAt + the grace, at most the grace, when its side
+   * is ack-capable now (an intent without createdAt counts from now), else not at all.
    */
   private graceDelays(jobs: PushJob[], now: number): Promise<number[]> {
     const { ms = 0, presence } = this.parts.grace ?? {};
@@ -262,7 +262,8 @@ export class PushIntake {
       jobs.map(async (job) => {
         if (ms === 0 || !(await presence!.ackCapable(job.wkIdentity, pushSide(job.action)!))) return 0;
         const createdMs = job.createdAt === undefined ? now : Date.parse(job.createdAt);
-        return Math.max(0, createdMs + ms - now);
+        // Never longer than the grace: a createdAt ahead of this clock (another pod's) does not hold the push.
+        return Math.min(ms, Math.max(0, createdMs + ms - now));
       }),
     );
   }

@@ -3,7 +3,7 @@ import { registry } from '../../src/core/metrics.js';
 import { queueKey } from '../../src/core/queue/prefix.js';
 import { keysFor } from '../../src/core/redis/keys.js';
 import type { ActionRecord } from '../../src/mailbox/index.js';
-import { PUSH_QUEUE } from '../../src/push/index.js';
+import { encodeIntent, PUSH_QUEUE } from '../../src/push/index.js';
 import { post, startTestApi, type TestApi } from '../helpers/api.js';
 import { FakeFcm, UNAVAILABLE } from '../helpers/fake-fcm.js';
 import { parsePrometheus, valueOf } from '../helpers/prometheus.js';
@@ -169,6 +169,22 @@ describe('push only when it is needed: the ack grace (docs/api.md#push-only-when
     await completed(record);
     expect(fcm.sentTo()).to.deep.equal([token('k1')]);
     expect(await delayed()).to.equal(before);
+  });
+
+  it('an intent without createdAt, or with one ahead of the worker’s clock, waits the grace from its intake, no longer', async () => {
+    await presence('key', { joined: 1, ackCapable: 1 });
+    await startFcmWorker();
+    const expiresAt = new Date(Date.now() + 600_000).toISOString();
+    const intent = { wkIdentity: PAIR, action: 'tx', expiresAt };
+    const ahead = new Date(Date.now() + 3_600_000).toISOString();
+    await redis().xadd(keys.pushIntents, '*', ...encodeIntent({ ...intent, id: 'ahead1', createdAt: ahead }));
+    // As an API pod of a relay without the grace appends it.
+    await redis().xadd(keys.pushIntents, '*', 'id', 'older1', ...Object.entries(intent).flat());
+    for (const id of ['ahead1', 'older1']) {
+      const record = { id } as ActionRecord;
+      const delay = await queuedDelay(record);
+      expect(delay, id).to.be.within(1, GRACE_MS);
+    }
   });
 
   it('a retry after the receipt appeared sends nothing more', async () => {
