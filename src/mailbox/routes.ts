@@ -85,6 +85,7 @@ export const actionWrite = {
   data: 'ActionRecord',
   errors: ['CONFLICT', 'UNAVAILABLE'],
   signedAs: 'action',
+  bearer: 'write',
 } satisfies RouteSpec<SignedRoute>;
 
 export const actionRead = {
@@ -98,6 +99,7 @@ export const actionRead = {
   errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
   consumesLimitInScript: true,
   conditional: true,
+  bearer: 'read',
 } satisfies RouteSpec;
 
 /** What the mailbox's routes use of the app. */
@@ -166,9 +168,10 @@ export const actionRoutes: MountedRoute<ActionDeps>[] = [
   },
   {
     spec: actionRead,
-    handling: ({ stores }) => {
+    handling: ({ stores, guards }) => {
       const countNotModified = notModifiedCounter(koaPath(actionRead));
       return {
+        guards: [guards.sessionRead('pair')],
         handler: async (ctx) => {
           const { id } = parseParams({ ...ctx.params });
           const record = await readWithin(ctx.state.limit, stores.actions.recordRead(id));
