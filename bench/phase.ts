@@ -17,7 +17,7 @@ export const OPTIONS = {
   runner: { type: 'string', default: 'dist' },
   phase: {
     type: 'string',
-    default: 'sync-get,not-modified,action-post,push,routed,routed-push,intake,verify,signed,session,long',
+    default: 'sync-get,not-modified,action-post,push,routed,routed-push,intake,push-grace,verify,signed,session,long',
   },
   'signed-requests': { type: 'string', default: '4000' },
   'relay-node-args': { type: 'string', default: '' },

@@ -18,9 +18,11 @@ export interface Keys {
   stream(wkIdentity: string, side: Side): string;
   /** A direction's position: its epoch, last offset and retained bytes; in the mailbox's slot too. */
   streamMeta(wkIdentity: string, side: Side): string;
-  /** Sockets joined to the pair's room on one side's path, per pod, and when its last one left; in the mailbox's slot. */
+  /** Record id → the first ack's `{"side","at"}` JSON; in the mailbox's slot. */
+  receipts(wkIdentity: string): string;
+  /** A side's sockets in the pair's room: per pod joined (`j:<pod>`) and ack-capable (`a:<pod>`), and `lastSeen`. */
   presence(wkIdentity: string, side: Side): string;
-  /** A pod is alive (its presence counts) while this exists; it renews it. */
+  /** Exists while the pod is alive: only then do its presence counts count. */
   pod(podId: string): string;
   /** The pair's registered tokens of one side: a sorted set scored by registration time. */
   tokens(wkIdentity: string, side: Side): string;
@@ -69,6 +71,7 @@ export function keysFor(prefix: string): Keys {
     actionVerified: (id) => `${prefix}action:verified:{${prefix}action:${id}}`,
     stream: (id, side) => `${prefix}stream:${side}:{${prefix}action:${id}}`,
     streamMeta: (id, side) => `${prefix}streammeta:${side}:{${prefix}action:${id}}`,
+    receipts: (id) => `${prefix}receipts:{${prefix}action:${id}}`,
     presence: (id, side) => `${prefix}presence:${side}:{${prefix}action:${id}}`,
     pod: (podId) => `${prefix}pod:${podId}`,
     tokens: (id, side) => `${prefix}tokens:${side}:{${id}}`,
