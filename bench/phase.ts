@@ -18,7 +18,7 @@ export const OPTIONS = {
   phase: {
     type: 'string',
     default:
-      'sync-get,not-modified,action-post,push,routed,routed-push,intake,verify,signed,session,acks,long',
+      'sync-get,not-modified,action-post,push,routed,routed-push,intake,push-grace,verify,signed,session,acks,long',
   },
   'signed-requests': { type: 'string', default: '4000' },
   'relay-node-args': { type: 'string', default: '' },

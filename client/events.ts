@@ -1,7 +1,7 @@
 import { io, type Socket } from 'socket.io-client';
 import { CLOSED_BEFORE_JOIN, JoinError, SessionEnded } from './errors.js';
 import { signBody, type PairKeys } from './signing.js';
-import type { ActionRecord, Delivered, Receipt } from './types.js';
+import type { ActionRecord, Delivered, JoinedAnswer, PresenceChange, Receipt } from './types.js';
 
 /** The key app listens on `/v1/socket/key` for requests, the wallet on `/v1/socket/wallet` for replies. */
 export type Side = 'key' | 'wallet';
@@ -13,11 +13,14 @@ export interface EventOptions {
   sign?: PairKeys;
   /**
    * Joins as a stream socket from this position (docs/api.md#resuming-the-stream): only a stream socket gets
-   * `delivered` events. `{ offset: 0 }` for none.
+   * `delivered` and `presence` events. `{ offset: 0 }` for none.
    */
   since?: { epoch?: string; offset: number };
-  /** Called each time the relay acknowledges a join: once per connection (a reconnect is a new connection). */
-  onJoined?: () => void;
+  /**
+   * Called each time the relay acknowledges a join: once per connection (a reconnect is a new connection), with
+   * the answer: the direction's position and the other side's presence (`peer`).
+   */
+  onJoined?: (answer: JoinedAnswer) => void;
   /** The relay refused the join for good (`AUTH_*`, `INVALID_PARAMETER`): the socket is closed, not reconnected. */
   onRefused?: (code: string) => void;
   /** After a refusal worth retrying (the relay closed the socket), connect again this much later (default 5000 ms). */
@@ -33,10 +36,7 @@ export interface JoinToken {
 }
 
 /** The relay's answer to a join (docs/api.md#join-and-leave). */
-interface JoinAnswer {
-  ok?: unknown;
-  code?: unknown;
-}
+type JoinAnswer = Partial<JoinedAnswer> & { ok?: unknown; code?: unknown };
 
 /** The relay's answer to an ack (docs/api.md#acks-and-receipts). */
 interface AckAnswer {
@@ -122,6 +122,15 @@ export class RelayEvents {
     throw new JoinError(code, `the relay refused the ack on /v1/socket/${this.side}: ${code}`);
   }
 
+  /**
+   * Calls `handler` when the other side of the pair goes connected or not connected (docs/api.md#presence). The
+   * relay sends it only to sockets that joined with a position (`since`).
+   */
+  onPresence(handler: (change: PresenceChange) => void): this {
+    this.socket.on('presence', handler);
+    return this;
+  }
+
   /** Leaves the pair's room, and joins it no more on reconnects. */
   leave(): void {
     this.inRoom = false;
@@ -161,7 +170,8 @@ export class RelayEvents {
     this.socket.emit('join', data, (answer: JoinAnswer | undefined) => {
       if (answer?.ok === true) {
         this.settleJoined.resolve();
-        this.options.onJoined?.();
+        const { epoch = null, offset = 0, peer = { connected: false, lastSeen: null } } = answer;
+        this.options.onJoined?.({ epoch, offset, peer });
       } else if (answer?.code === 'AUTH_EXPIRED' && this.session) {
         // An ended session refuses for good; a token that ran out is renewed, and the reconnect joins with it.
         this.session.confirm().catch(() => this.refuse('AUTH_EXPIRED'));

@@ -29,7 +29,15 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
   const { keys, ack } = openKeys(config);
   const stores = openStores(config, { store: redis, actions: actionsRedis }, keys, ack);
   const { authGate, sessions } = openSessions(config, stores, verification.verifier);
-  const realtime = new Realtime({ config, log, keys, store: stores.actions, limiterRedis, authGate });
+  const realtime = new Realtime({
+    config,
+    log,
+    keys,
+    store: stores.actions,
+    limiterRedis,
+    authGate,
+    redis,
+  });
   let draining = false;
 
   const app = buildApp({
@@ -40,6 +48,7 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
     ack,
     stores,
     actionEvents: realtime.emitter,
+    presence: realtime.presence,
     authGate,
     sessions,
     readiness: {

@@ -10,6 +10,7 @@ import type { WriteAck } from './core/redis/write-ack.js';
 import type { SignedRoute } from './core/signed-routes.js';
 import type { AuthGate, Sessions } from './identity/index.js';
 import type { ActionEvents } from './mailbox/index.js';
+import type { PresenceReads } from './realtime/index.js';
 import type { StoreClients, Stores } from './stores.js';
 
 /** What the API role opens for the app: its clients, key names, write confirmations and stores. */
@@ -25,6 +26,8 @@ export interface ApiParts {
   readiness: Readiness;
   /** Told of every stored action (the socket emitter). */
   actionEvents: ActionEvents;
+  /** Each side's sockets per pair, for GET /v1/presence. */
+  presence: PresenceReads;
   /** Identity signatures of writes, shared with the socket joins. */
   authGate: AuthGate;
   /** Session tokens: issued by the identity's routes, checked on reads, joins and writes. */

@@ -7,7 +7,7 @@ import { credentialProperties } from '../identity/index.js';
 import { joinEvent as joinData, roomEvent } from '../realtime/index.js';
 import { ackParams, streamEpoch } from '../mailbox/index.js';
 import { documentedActionRecord } from './document.js';
-import { deliveredEvent } from './responses-schema.js';
+import { deliveredEvent, sidePresence } from './responses-schema.js';
 
 /**
  * The AsyncAPI 3.0 description of the socket.io events, built from the same tables and schemas as the code:
@@ -123,9 +123,9 @@ const joinEvent = {
 const joinAnswer = {
   type: 'object',
   description:
-    '{ ok: true } once joined; a join with since also gets recovered, epoch, offset and replayed, after the ' +
-    'replayed events (docs/api.md#resuming-the-stream); { ok: false, code } with the code HTTP would give, then ' +
-    'the disconnect',
+    '{ ok: true, epoch, offset, peer } once joined; a join with since also gets recovered and replayed, after ' +
+    'the replayed events (docs/api.md#resuming-the-stream); { ok: false, code } with the code HTTP would give, ' +
+    'then the disconnect',
   properties: {
     ok: { type: 'boolean' },
     code: { type: 'string', enum: ERROR_CODES },
@@ -136,6 +136,7 @@ const joinAnswer = {
     epoch: { anyOf: [streamEpoch, { type: 'null' }], description: "the direction's current epoch" },
     offset: { type: 'integer', minimum: 0, description: "the direction's last offset (0: none)" },
     replayed: { type: 'integer', minimum: 0, description: 'records this join sent' },
+    peer: { ...sidePresence, description: "the other side's presence (docs/api.md#presence)" },
   },
   required: ['ok'],
   additionalProperties: false,
@@ -167,6 +168,20 @@ const ackAnswer = {
 const EXAMPLE_ID = 'hPe2s2ZXvR5jIS-RXEltFw';
 const EXAMPLE_AT = '2026-11-23T12:00:01.250Z';
 
+/** The `presence` event (docs/api.md#presence). */
+const presenceChange = {
+  type: 'object',
+  properties: {
+    wkIdentity: roomEvent.properties.wkIdentity,
+    side: { type: 'string', enum: SIDES, description: 'the side that went connected or not connected' },
+    ...sidePresence.properties,
+  },
+  required: ['wkIdentity', 'side', ...sidePresence.required],
+  additionalProperties: false,
+};
+
+const PEER = { connected: true, lastSeen: '2026-11-23T12:00:03.120Z' };
+
 export function buildAsyncApi(): Record<string, unknown> {
   const messages: Record<string, unknown> = {
     join: roomMessage(
@@ -192,10 +207,17 @@ export function buildAsyncApi(): Record<string, unknown> {
       summary: "The relay's answer to a join sent with socket.io's acknowledgement callback.",
       payload: { $ref: '#/components/schemas/JoinAnswer' },
       examples: [
-        { name: 'joined', payload: { ok: true } },
+        { name: 'joined', payload: { ok: true, epoch: 'k3Yq0Zr2TmWb9xPe', offset: 7, peer: PEER } },
         {
           name: 'resumed',
-          payload: { ok: true, recovered: true, epoch: 'k3Yq0Zr2TmWb9xPe', offset: 7, replayed: 2 },
+          payload: {
+            ok: true,
+            recovered: true,
+            epoch: 'k3Yq0Zr2TmWb9xPe',
+            offset: 7,
+            replayed: 2,
+            peer: PEER,
+          },
         },
         { name: 'refused', payload: { ok: false, code: 'AUTH_REQUIRED' } },
       ],
@@ -244,6 +266,26 @@ export function buildAsyncApi(): Record<string, unknown> {
         },
       ],
     },
+    presence: {
+      name: 'presence',
+      title: 'presence',
+      summary:
+        'The other side of the pair went connected (its first socket joined, on any pod) or not connected (its ' +
+        'last one left, or the pod holding it was found dead). Sent only to sockets that joined with since, once ' +
+        'per transition; plain sockets never get it.',
+      payload: { $ref: '#/components/schemas/PresenceChange' },
+      examples: [
+        {
+          name: 'presence',
+          payload: {
+            wkIdentity: WK_IDENTITY,
+            side: 'key',
+            connected: false,
+            lastSeen: '2026-11-23T12:04:10.250Z',
+          },
+        },
+      ],
+    },
   };
   const channels: Record<string, unknown> = {};
   const operations: Record<string, unknown> = {};
@@ -269,6 +311,7 @@ export function buildAsyncApi(): Record<string, unknown> {
           'join',
           'joinAnswer',
           'leave',
+          'presence',
           'ack',
           'ackAnswer',
           'delivered',
@@ -306,7 +349,7 @@ export function buildAsyncApi(): Record<string, unknown> {
       action: 'receive',
       channel: { $ref: `#/channels/${channel}` },
       summary: `what ${app} receives`,
-      messages: [...events.map(([action]) => action), 'delivered'].map((name) => ({
+      messages: [...events.map(([action]) => action), 'presence', 'delivered'].map((name) => ({
         $ref: `#/channels/${channel}/messages/${name}`,
       })),
     };
@@ -342,6 +385,7 @@ export function buildAsyncApi(): Record<string, unknown> {
         AckEvent: ackParams,
         AckAnswer: ackAnswer,
         DeliveredEvent: deliveredEvent,
+        PresenceChange: presenceChange,
         ActionRecord: actionRecord(),
       },
       messages,

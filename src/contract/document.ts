@@ -89,6 +89,7 @@ const schemas = (routes: readonly Operation[], profile: ApiProfile): Record<stri
   Ack: responses.ack,
   RecoveryPubRequest: requestSchema(routes, 'RecoveryPubRequest'),
   RecoveryPub: responses.recoveryPub,
+  Presence: responses.presence,
   NoncesStatus: responses.noncesStatus,
   SessionChallengeRequest: requestSchema(routes, 'SessionChallengeRequest'),
   SessionChallenge: sessionChallenge,

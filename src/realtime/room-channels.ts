@@ -7,7 +7,7 @@ import { createRedis, type RedisClient } from '../core/redis/clients.js';
 import type { RedisTopology } from '../core/config/config.js';
 import { Cluster } from 'ioredis';
 import type { ActionRecord, DeliveredEvent, ReceiptNotice } from '../mailbox/index.js';
-import { deliverReceipt, deliverToRoom } from './deliveries.js';
+import { deliverReceipt, deliverToRoom, sendToStreamSockets, type PresenceChange } from './deliveries.js';
 import type { RelayServer } from './types.js';
 
 /** The publisher and the subscriber of a pod's room channels, shared by both paths. */
@@ -32,7 +32,7 @@ interface Subscription {
 const POD_ID_BYTES = 16;
 
 /** What a notice carries besides a stored record: its kind follows the room in its first line. */
-export type NoticeKind = 'delivered';
+export type NoticeKind = 'delivered' | 'presence';
 
 /**
  * Cross-pod delivery of stored action records (docs/operations.md#cross-pod-events): a sharded pub/sub channel
@@ -41,13 +41,15 @@ export type NoticeKind = 'delivered';
  * `partitions` > 0 rooms share that many hashed channels per path instead, and a pod skips the records of rooms
  * it does not hold.
  *
- * A notice is `<pod id> <room>\n<stored record JSON>`, or `<pod id> <room> <kind>\n<JSON>` for another kind
- * (`delivered`: a receipt's event, docs/api.md#acks-and-receipts), which a pod that knows no kinds skips as a room it
- * does not hold: a pod skips its own (it delivered them already) and those of rooms it does not hold before
- * decoding anything.
+ * A notice is `<pod id> <room>\n<stored record JSON>`: a pod skips its own (it delivered them already) and
+ * those of rooms it does not hold before decoding the record. A notice of another kind names it after the room:
+ * `<pod id> <room> <kind>\n<JSON>` (`presence`: a side of the pair went connected or not connected; `delivered`:
+ * a receipt's event, docs/api.md#acks-and-receipts), which a pod that knows no kinds skips as a room it does not
+ * hold.
  */
 export class RoomChannels {
-  private readonly pod = randomBytes(POD_ID_BYTES / 2).toString('hex');
+  /** This pod's id: it opens each of its notices, and names its presence counts and liveness key. */
+  readonly pod = randomBytes(POD_ID_BYTES / 2).toString('hex');
   private readonly subscriptions = new Map<string, Subscription>();
   private readonly servers = new Map<Side, RelayServer>();
   /** Notices handed to the publisher and not answered yet (ioredis may hold them for a turn: auto-pipelining). */
@@ -121,6 +123,11 @@ export class RoomChannels {
     return `${this.pod} ${room} ${kind}\n`;
   }
 
+  /** Publishes a presence change to the other pods holding `room` on `side`'s path. Failures are logged, never thrown. */
+  publishPresence(side: Side, room: string, json: string): void {
+    this.publishNotice(side, room, 'presence', json);
+  }
+
   /** Settles once every notice published so far was answered or failed: a QUIT sent earlier would overtake them. */
   published(): Promise<unknown> {
     return Promise.allSettled(this.publishing);
@@ -170,7 +177,9 @@ export class RoomChannels {
     const [room = '', kind] = message.toString('latin1', POD_ID_BYTES + 1, end).split(' ');
     const io = this.servers.get(side)!;
     if (!io.sockets.adapter.rooms.has(room)) return;
-    if (kind !== undefined) return this.receivedKind(io, side, room, kind, message.toString('utf8', end + 1));
+    if (kind === 'presence') return this.presenceReceived(io, room, message.toString('utf8', end + 1));
+    if (kind === 'delivered') return this.receiptReceived(io, side, room, message.toString('utf8', end + 1));
+    if (kind !== undefined) return;
     let record: ActionRecord;
     try {
       record = JSON.parse(message.toString('utf8', end + 1)) as ActionRecord;
@@ -181,9 +190,8 @@ export class RoomChannels {
     deliverToRoom(io, record, message.length - end - 1, 'live');
   }
 
-  /** A notice of another kind than a record, for a room this pod holds on the channel's path. */
-  private receivedKind(io: RelayServer, side: Side, room: string, kind: string, text: string): void {
-    if (kind !== 'delivered') return;
+  /** A receipt's `delivered` notice, for a room this pod holds on the sender side's path. */
+  private receiptReceived(io: RelayServer, side: Side, room: string, text: string): void {
     let event: DeliveredEvent;
     try {
       event = JSON.parse(text) as DeliveredEvent;
@@ -192,5 +200,16 @@ export class RoomChannels {
     }
     if (event?.wkIdentity !== room || OTHER_SIDE[event.side] !== side) return;
     deliverReceipt(io, event);
+  }
+
+  private presenceReceived(io: RelayServer, room: string, json: string): void {
+    let change: PresenceChange;
+    try {
+      change = JSON.parse(json) as PresenceChange;
+    } catch {
+      return;
+    }
+    if (change?.wkIdentity !== room) return;
+    sendToStreamSockets(io, room, 'presence', change);
   }
 }

@@ -18,6 +18,7 @@ import {
 } from '../mailbox/index.js';
 import { StreamCursor, type StreamReader } from './stream-cursor.js';
 import { closeTransport } from './transport.js';
+import { otherSide, type Presence, type SidePresence } from './presence.js';
 import type { RelaySocket } from './types.js';
 
 const parseRoomEvent = validator<{ wkIdentity: string }>('event', roomEvent);
@@ -43,6 +44,15 @@ export interface RoomDeps {
   acknowledge(room: string, id: string): Promise<AckResult>;
   /** AUTH_ROUTES says `ack=off`: every joined socket is authenticated for its side. */
   acksUnchecked: boolean;
+  /** The position of the room's stream of this path's direction, for the answer of a join without one. */
+  position(room: string): Promise<Position>;
+  /** Counts the path's sockets per room, and tells a join of the other side's. */
+  presence: Presence;
+}
+
+interface Position {
+  epoch: string | null;
+  offset: number;
 }
 
 /** How long a join waits for its room's channel before the client is told to come back (UNAVAILABLE). */
@@ -64,14 +74,21 @@ export class RoomEvents {
   private readonly onJoin: (this: RelaySocket, data: unknown, ack?: unknown) => void;
   private readonly onLeave: (this: RelaySocket, data: unknown) => void;
   private readonly onAck: (this: RelaySocket, data: unknown, ack?: unknown) => void;
+  private readonly onDisconnect: (this: RelaySocket) => void;
 
   constructor(private readonly deps: RoomDeps) {
     const inOrder = this.inOrder.bind(this);
     this.onJoin = function (data, ack) {
-      inOrder(this, async () => answer(this, await join(this, data, deps), deps.side, ack), 'join');
+      const asked = typeof ack === 'function';
+      inOrder(this, async () => answer(this, await join(this, data, deps, asked), deps.side, ack), 'join');
     };
     this.onLeave = function (data) {
-      inOrder(this, () => leave(this, data), 'leave');
+      inOrder(this, () => leave(this, data, deps), 'leave');
+    };
+    // After the operations under way: a join still counting the socket is counted before it is uncounted.
+    this.onDisconnect = function () {
+      stopCursors(this);
+      inOrder(this, () => deps.presence.disconnected(this), 'disconnect');
     };
     const afterRoomOperations = this.afterRoomOperations.bind(this);
     this.onAck = function (data, reply) {
@@ -85,7 +102,7 @@ export class RoomEvents {
     socket.on('join', this.onJoin);
     socket.on('leave', this.onLeave);
     socket.on('ack', this.onAck);
-    socket.on('disconnect', stopCursors);
+    socket.on('disconnect', this.onDisconnect);
   }
 
   /** Runs an ack once the room operations sent before it are done; acks do not wait for each other. */
@@ -115,8 +132,11 @@ interface Resumed {
   replayed: number;
 }
 
+/** A join that succeeded, as the client is told (when it asked): the stream's position and the other side's presence. */
+type Joined = (Position | Resumed) & { peer: SidePresence };
+
 /** What the client is told of its join (socket.io's acknowledgement, when it asked for one). */
-export type JoinAnswer = { ok: true } | ({ ok: true } & Resumed) | { ok: false; code: ErrorCode };
+export type JoinAnswer = { ok: true } | ({ ok: true } & Joined) | { ok: false; code: ErrorCode };
 
 /**
  * A refused join: the metric's outcome, the code the acknowledgement names (as HTTP would), and whether the
@@ -132,7 +152,7 @@ interface Refused {
  * acknowledgement reaches the client before the disconnect (a closed transport, for Redis failing, drops it:
  * that client reconnects anyway).
  */
-function answer(socket: RelaySocket, outcome: Refused | Resumed | undefined, side: Side, ack: unknown): void {
+function answer(socket: RelaySocket, outcome: Refused | Joined | undefined, side: Side, ack: unknown): void {
   const reply = typeof ack === 'function' ? (ack as (answer: JoinAnswer) => void) : () => {};
   if (outcome === undefined) return reply({ ok: true });
   if (!('outcome' in outcome)) return reply({ ok: true, ...outcome });
@@ -155,11 +175,11 @@ function shaped<T>(parse: (data: unknown) => T, data: unknown): T | undefined {
 
 const roomOf = (data: unknown) => shaped(parseRoomEvent, data)?.wkIdentity;
 
-/** The socket disconnected: its cursors stop (the socket is their `this`). */
-function stopCursors(this: RelaySocket): void {
-  for (const cursor of this.data.cursors?.values() ?? []) cursor.stop();
-  this.data.cursors = undefined;
-  this.data.authenticated = undefined;
+/** The socket disconnected: its cursors stop. */
+function stopCursors(socket: RelaySocket): void {
+  for (const cursor of socket.data.cursors?.values() ?? []) cursor.stop();
+  socket.data.cursors = undefined;
+  socket.data.authenticated = undefined;
 }
 
 /** The socket is a plain socket of `room` from now on (a leave, or a join without a position). */
@@ -169,8 +189,8 @@ function dropCursor(socket: RelaySocket, room: string): void {
 }
 
 /**
- * The join's data as later steps see it (credential removed), or why the gate refused it (UNAVAILABLE: Redis
- * could not answer it: nonce, pin).
+ * The join's data as later steps see it (credential removed) and whether it was verified (a signature or a session
+ * token), or why the gate refused it (UNAVAILABLE: Redis could not answer it: nonce, pin).
  */
 async function admitted(
   data: unknown,
@@ -205,24 +225,26 @@ async function admitted(
  */
 const UNAVAILABLE: Refused = { outcome: 'unavailable', code: 'UNAVAILABLE' };
 
-async function leave(socket: RelaySocket, data: unknown): Promise<void> {
+async function leave(socket: RelaySocket, data: unknown, deps: RoomDeps): Promise<void> {
   // A bad leave has nothing to undo; only a bad join is worth disconnecting for (docs/api.md#join-and-leave).
   const wkIdentity = roomOf(data);
   if (wkIdentity === undefined) return;
   dropCursor(socket, wkIdentity);
   socket.data.authenticated?.delete(wkIdentity);
   await socket.leave(wkIdentity);
+  await deps.presence.left(socket, wkIdentity);
 }
 
 /**
- * Identity check, validation, join budget, rooms cap, join, replay: one step after the other. Undefined once
- * joined (where the stream left it for a join with a position), else why not.
+ * Identity check, validation, join budget, rooms cap, join, replay, presence: one step after the other. Once
+ * joined, what the client is told when it `asked` (undefined when it did not), else why not.
  */
 async function join(
   socket: RelaySocket,
   data: unknown,
   deps: RoomDeps,
-): Promise<Refused | Resumed | undefined> {
+  asked: boolean,
+): Promise<Refused | Joined | undefined> {
   if (!socket.connected) return undefined;
   const checked = await admitted(data, deps);
   if (!('fields' in checked)) return checked;
@@ -240,7 +262,8 @@ async function join(
   const cursor = since === undefined ? undefined : cursorOf(socket, wkIdentity, deps);
   if (cursor === undefined) dropCursor(socket, wkIdentity);
   // The room's latest join says whether the socket is authenticated for this path's side.
-  (socket.data.authenticated ??= new Map()).set(wkIdentity, checked.verified || deps.acksUnchecked);
+  const authenticated = checked.verified || deps.acksUnchecked;
+  (socket.data.authenticated ??= new Map()).set(wkIdentity, authenticated);
   // From here on the room's live records wait behind the replay: none is missed or sent before it.
   cursor?.replaying();
   await socket.join(wkIdentity);
@@ -256,13 +279,29 @@ async function join(
     deps.log.warn('socket join waited too long for its room channel', { path: deps.side });
     return UNAVAILABLE;
   }
+  let joined: Refused | Position | Resumed | undefined;
   if (cursor === undefined) {
     await deps.replay?.toSocket(socket, wkIdentity);
     // Counted once the join is fully handled, replay included.
     socketMetrics.joined(deps.side, 'joined');
-    return undefined;
+  } else {
+    joined = await resume(socket, cursor, wkIdentity, since!, deps);
+    if (joined === undefined || 'outcome' in joined) return joined;
   }
-  return resume(socket, cursor, wkIdentity, since!, deps);
+  if (!socket.connected) return undefined;
+  // A stream socket authenticated for this side may acknowledge records: ack-capable (docs/api.md#presence).
+  await deps.presence.joined(socket, wkIdentity, cursor !== undefined && authenticated);
+  if (!asked) return undefined;
+  try {
+    const [position, peer] = await Promise.all([
+      joined ?? deps.position(wkIdentity),
+      deps.presence.side(wkIdentity, otherSide(deps.side)),
+    ]);
+    return { ...position, peer };
+  } catch (err) {
+    deps.log.warn('socket join could not read its answer', { path: deps.side, ...errorFields(err) });
+    return UNAVAILABLE;
+  }
 }
 
 /** One point of the per-IP join budget, which joins and acks draw on; undefined when spent. */

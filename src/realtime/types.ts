@@ -19,6 +19,8 @@ interface SocketData {
    * verified, or AUTH_ROUTES says `ack=off`): only then may it acknowledge the room's records.
    */
   authenticated?: Map<string, boolean>;
+  /** Per pair room this socket is counted in (presence.ts): whether it counts as ack-capable. */
+  presence?: Map<string, boolean>;
 }
 
 /** What a live record of a room asks of a stream socket's position in it (StreamCursor, in stream-cursor.ts). */

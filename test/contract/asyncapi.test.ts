@@ -75,7 +75,7 @@ describe('docs/asyncapi.yaml', () => {
       });
     }
     expect(doc.components.messages.join.payload).to.deep.equal({ $ref: '#/components/schemas/JoinEvent' });
-    // A join carries the position it resumes from, and the identity signature's four fields or a session token
+    // A join carries the position it resumes from and the identity signature's four fields or a session token
     // beside wkIdentity, and is answered when asked.
     expect(Object.keys(doc.components.schemas.JoinEvent.properties)).to.deep.equal([
       'wkIdentity',

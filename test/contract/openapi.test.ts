@@ -202,6 +202,7 @@ describe('the OpenAPI document', () => {
         stores,
         readiness: { draining: () => false, redisAnswers: async () => true },
         actionEvents: { stored: () => {}, receiptNotice: () => undefined, delivered: () => {} },
+        presence: { pair: () => Promise.reject(new Error('not read')) },
         ...openSessions(config, stores, nodeCryptoVerifier),
       });
       const router = app.middleware
