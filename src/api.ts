@@ -11,6 +11,7 @@ import { createRedis, redisServes } from './core/redis/clients.js';
 import type { RoleHandle } from './core/role.js';
 import { announceVerifier, AuthGate, chooseVerifier } from './identity/index.js';
 import { openKeys, openStores } from './stores.js';
+import { LongPolls } from './mailbox/index.js';
 
 export interface ApiHandle extends RoleHandle {
   readonly server: Server;
@@ -30,6 +31,7 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
   const stores = openStores(config, { store: redis, actions: actionsRedis }, keys, ack);
   const authGate = new AuthGate(config.auth, stores.auth, verification.verifier);
   const realtime = new Realtime({ config, log, keys, store: stores.actions, limiterRedis, authGate });
+  const longPolls = new LongPolls(realtime.signals, config.longPoll.perIp);
   let draining = false;
 
   const app = buildApp({
@@ -40,6 +42,7 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
     ack,
     stores,
     actionEvents: realtime.emitter,
+    longPolls,
     authGate,
     readiness: {
       draining: () => draining,
@@ -92,6 +95,8 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
     url,
     async stop() {
       draining = true;
+      // Held stream reads are answered now, with what there is: nothing is held from here on.
+      longPolls.drain();
       log.info('api draining');
       const forced = setTimeout(() => {
         log.warn('shutdown timeout: closing remaining connections');

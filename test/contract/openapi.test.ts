@@ -11,6 +11,7 @@ import { buildOpenApi } from '../../src/contract/document.js';
 import { createLogger } from '../../src/core/log.js';
 import { createRedis } from '../../src/core/redis/clients.js';
 import { AuthGate } from '../../src/identity/index.js';
+import { LongPolls } from '../../src/mailbox/index.js';
 import { nodeCryptoVerifier } from '../../src/identity/signature.js';
 import { openKeys, openStores } from '../../src/stores.js';
 import { get, post, startTestApi, testEnv, type TestApi } from '../helpers/api.js';
@@ -202,6 +203,7 @@ describe('the OpenAPI document', () => {
         stores,
         readiness: { draining: () => false, redisAnswers: async () => true },
         actionEvents: { stored: () => {} },
+        longPolls: new LongPolls({ watch: () => ({ listening: Promise.resolve(), release: () => {} }) }, 0),
         authGate: new AuthGate(config.auth, stores.auth, nodeCryptoVerifier),
       });
       const router = app.middleware
