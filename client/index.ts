@@ -1,5 +1,11 @@
 /** A client of the multisig relay: every endpoint, its events, and identity-signed requests. */
-export { RelayClient, type ApiProfile, type RelayClientOptions, type WriteOptions } from './relay-client.js';
+export {
+  RelayClient,
+  type ApiProfile,
+  type PollOptions,
+  type RelayClientOptions,
+  type WriteOptions,
+} from './relay-client.js';
 export { RelayEvents, type EventOptions, type Side } from './events.js';
 export {
   CLOSED_BEFORE_JOIN,

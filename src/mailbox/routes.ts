@@ -2,7 +2,7 @@ import type { SignedRoute } from '../core/signed-routes.js';
 import type { CoreConfig } from '../core/config/config.js';
 import type { MailboxConfig } from './variables.js';
 import type { MountedRoute, StoredAnswer, WriteGuards } from '../core/feature.js';
-import { okJson, type RelayContext } from '../core/http/context.js';
+import { idle, okJson, type RelayContext } from '../core/http/context.js';
 import { koaPath, type RouteSpec } from '../core/http/route-spec.js';
 import { AppError } from '../core/errors.js';
 import { readWithin } from '../core/limits/rate-limit.js';
@@ -182,10 +182,12 @@ async function answerStream(
     else {
       const gone = new AbortController();
       ctx.res.once('close', () => gone.abort());
-      const ending = await longPolls.hold(ip, side, wkIdentity, waitMs, gone.signal, async () => {
+      // Held without an answer slot of its address, and outside the request duration metric.
+      const held = longPolls.hold(ip, side, wkIdentity, waitMs, gone.signal, async () => {
         read = await store.readStream(wkIdentity, side, since);
         return read.records.length > 0 || !read.recovered;
       });
+      const ending = await idle(ctx, held);
       outcome = ending === 'stored' ? 'records' : ending;
     }
   }

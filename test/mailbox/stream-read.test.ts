@@ -232,9 +232,10 @@ for (const profile of API_PROFILES) {
 describe('long-poll bounds: LONGPOLL_PER_IP, SIGTERM', function () {
   this.timeout(60_000);
 
-  it('one over LONGPOLL_PER_IP is answered at once (over_limit); 0 never holds', async () => {
+  it('one over LONGPOLL_PER_IP is answered at once (over_limit); 0 never holds; a held read takes no answer slot', async () => {
     const [one, none] = await Promise.all([
-      startTestApi({ LONGPOLL_PER_IP: '1' }),
+      // One answer in progress per address: the held read must not hold back the reads after it.
+      startTestApi({ LONGPOLL_PER_IP: '1', HTTP_ANSWERS_PER_IP: '1' }),
       startTestApi({ LONGPOLL_PER_IP: '0' }),
     ]);
     try {
@@ -251,6 +252,7 @@ describe('long-poll bounds: LONGPOLL_PER_IP, SIGTERM', function () {
         });
       }
       expect(await outcomes('over_limit')).to.equal(before + 2);
+      expect((await get(one.url, `/v1/action/${room}`)).status).to.equal(404);
       const next = await store(none, room, 'key');
       expect((await held).body.data.records).to.deep.equal([next]);
     } finally {
