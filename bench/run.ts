@@ -6,10 +6,11 @@
  * push intent, against storing only, and a long run for the relay's memory. Loopback only; raw results go to .bench/. See docs/benchmarks.md.
  *
  *   npm run bench -- [--duration 10] [--rounds 5] [--connections 64] [--warmup 3] [--long 60]
- *                    [--runner dist|tsx] [--phase sync-get,not-modified,action-post,push,routed,routed-push,intake,verify,signed,long,
+ *                    [--runner dist|tsx] [--phase sync-get,not-modified,action-post,push,routed,routed-push,intake,verify,signed,longpoll,long,
  *                    sockets,storm,fanout]
  *                    [--profile] [--relay-node-args=--flag] [--socket-clients 19000] [--socket-rate 200]
  *                    [--socket-seconds 20] [--socket-idle-seconds 50] [--signed-requests 4000] [--storm-clients 5000] [--backlog 4096]
+ *                    [--longpoll-before <checkout>] [--longpoll-pairs 1000]
  *
  * `verify` measures one identity verification in this process (the curve with libsecp256k1, node:crypto and
  * @noble/curves); `signed` compares POST /v1/action unsigned, signed and with a stranger's junk signature, on a
@@ -33,6 +34,7 @@ import { actionPost } from './action-post.js';
 import { fanout } from './fanout.js';
 import { intake } from './intake.js';
 import { long } from './long.js';
+import { longPoll } from './longpoll.js';
 import { notModified } from './not-modified.js';
 import { push, routed, routedPush } from './paired.js';
 import { HEADER, machine, OPTIONS, type Bench, type Phase } from './phase.js';
@@ -55,6 +57,7 @@ const PHASES: Phase[] = [
   intake,
   verify,
   signedWrites,
+  longPoll,
   long,
   sockets,
   storm,
