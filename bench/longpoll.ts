@@ -7,11 +7,20 @@
  *   pod's CPU and Redis's CPU per POST in interleaved rounds, both pods run with tsx (goal ≤ 1.1 ×);
  * - Redis memory per active pair (INFO memory's used_memory over `--longpoll-pairs` pairs, each a 10 KB request
  *   and its reply), on each of those pods.
- * Without `--longpoll-before` the last two are measured on this relay alone.
+ * - the heap a held read adds (in this process: the pod's registry of held reads and its room channels on the
+ *   benchmark's Redis, `--longpoll-held` reads, one pair each and twenty per pair; goal ≤ 2 KB).
+ * Without `--longpoll-before` the POST and memory figures are measured on this relay alone.
  */
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { Redis } from 'ioredis';
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/core/log.js';
+import { keysFor } from '../src/core/redis/keys.js';
 import { freePort } from '../src/core/redis/server.js';
+import { LongPolls } from '../src/mailbox/index.js';
+import { channelClients, RoomChannels } from '../src/realtime/room-channels.js';
 import { ROOT, round, spawnChild, type Child } from './children.js';
 import { drive, median, percentile } from './load.js';
 import { verdict, type Bench, type Phase } from './phase.js';
@@ -37,6 +46,7 @@ interface PostCost {
 
 interface LongPollResult {
   wake: Wake;
+  heldHeapBytes: { perPair1: number; perPair20: number };
   posts: PostCost[];
   memory: { pod: string; bytesPerPair: number }[];
   ratio?: { cpu: number; redis: number };
@@ -146,6 +156,53 @@ async function memoryPerPair(pod: Child, redis: Redis, pairs: number): Promise<n
   return Math.round(grown / pairs);
 }
 
+/**
+ * Heap bytes per held read, after a full collection, with `reads` held over `reads / perPair` pairs: the hold's
+ * timer, watch and promises, and the pair's share of a subscription (the route adds one listener on the
+ * response it has anyway).
+ */
+async function heapPerHeld(redisUrl: string, reads: number, perPair: number): Promise<number> {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const clients = channelClients(loadConfig({ REDIS_URL: redisUrl }).redis.topology);
+  const channels = new RoomChannels(
+    clients,
+    keysFor('relay:'),
+    0,
+    createLogger('error', {}, () => {}),
+  );
+  const polls = new LongPolls(channels, reads);
+  const heap = () => {
+    gc();
+    return process.memoryUsage().heapUsed;
+  };
+  try {
+    const before = heap();
+    let listening = 0;
+    const held = Array.from({ length: reads }, (_, i) =>
+      polls.hold(
+        '127.0.0.1',
+        'key',
+        `bench-heap-${Math.floor(i / perPair)}`,
+        600_000,
+        () => {},
+        async () => {
+          listening += 1;
+          return false;
+        },
+      ),
+    );
+    while (listening < reads) await new Promise((resolve) => setTimeout(resolve, 20));
+    const holding = heap();
+    polls.drain();
+    await Promise.all(held);
+    return Math.round((holding - before) / reads);
+  } finally {
+    clients.pub.disconnect();
+    clients.sub.disconnect();
+  }
+}
+
 export const longPoll: Phase<LongPollResult> = {
   name: 'longpoll',
   key: 'longpoll',
@@ -174,6 +231,15 @@ export const longPoll: Phase<LongPollResult> = {
     } finally {
       await Promise.all([a.stop(), b.stop()]);
     }
+    const reads = Number(args['longpoll-held']);
+    const heldHeapBytes = {
+      perPair1: await heapPerHeld(redisUrl, reads, 1),
+      perPair20: await heapPerHeld(redisUrl, reads, 20),
+    };
+    out(
+      `heap per held read (${reads} held): ${heldHeapBytes.perPair1} B one per pair, ${heldHeapBytes.perPair20} B ` +
+        `twenty per pair (goal ≤ 2048: ${verdict(Math.max(heldHeapBytes.perPair1, heldHeapBytes.perPair20) <= 2048)})`,
+    );
     const before = args['longpoll-before'];
     const pods = [
       ...(before ? [await pod('before', ['--import=tsx', join(before, 'src/main.ts')])] : []),
@@ -218,14 +284,14 @@ export const longPoll: Phase<LongPollResult> = {
         );
       }
       out();
-      return { wake, posts, memory, ...(ratio ? { ratio } : {}) };
+      return { wake, heldHeapBytes, posts, memory, ...(ratio ? { ratio } : {}) };
     } finally {
       await Promise.all(pods.map((target) => target.stop()));
       redis.disconnect();
     }
   },
   medians: (result) => [
-    `long-poll wake p99 ${result.wake.p99} ms` +
+    `long-poll wake p99 ${result.wake.p99} ms; heap per held read ${result.heldHeapBytes.perPair1} B` +
       (result.ratio ? `; POST after/before: pod ${result.ratio.cpu} ×, Redis ${result.ratio.redis} ×` : '') +
       `; Redis per pair ${result.memory.map((m) => `${m.pod} ${m.bytesPerPair} B`).join(', ')}`,
   ],

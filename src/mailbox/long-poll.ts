@@ -53,14 +53,14 @@ export class LongPolls {
    * Holds a read of `ip` on `side` of `wkIdentity` for `waitMs` at most. `check` reads the stream again once the
    * watch listens (a record stored before it is in that read) and after each wake; it answers whether the read
    * is done. Resolves with what ended the hold: `check` said done ('stored'), the time ran out (or the client
-   * went away: `gone`), or a drain.
+   * went away: `gone` is given the function to call then), or a drain.
    */
   async hold(
     ip: string,
     side: Side,
     wkIdentity: string,
     waitMs: number,
-    gone: AbortSignal,
+    gone: (end: () => void) => void,
     check: () => Promise<boolean>,
   ): Promise<Ending> {
     let wakes = 0;
@@ -85,8 +85,7 @@ export class LongPolls {
       checking = undefined;
     };
     this.enter(entry);
-    if (gone.aborted) settle('timeout');
-    else gone.addEventListener('abort', () => settle('timeout'), { once: true });
+    gone(() => settle('timeout'));
     try {
       await entry.watch.listening;
       void wake();

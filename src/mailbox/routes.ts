@@ -180,10 +180,9 @@ async function answerStream(
     const refusal = longPolls.refusal(ip);
     if (refusal !== undefined) outcome = refusal;
     else {
-      const gone = new AbortController();
-      ctx.res.once('close', () => gone.abort());
       // Held without an answer slot of its address, and outside the request duration metric.
-      const held = longPolls.hold(ip, side, wkIdentity, waitMs, gone.signal, async () => {
+      const gone = (end: () => void) => (ctx.res.closed ? end() : ctx.res.once('close', end));
+      const held = longPolls.hold(ip, side, wkIdentity, waitMs, gone, async () => {
         read = await store.readStream(wkIdentity, side, since);
         return read.records.length > 0 || !read.recovered;
       });
