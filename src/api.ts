@@ -9,7 +9,7 @@ import { errorFields, type Logger } from './core/log.js';
 import { Realtime } from './realtime/index.js';
 import { createRedis, redisServes } from './core/redis/clients.js';
 import type { RoleHandle } from './core/role.js';
-import { announceVerifier, AuthGate, chooseVerifier } from './identity/index.js';
+import { announceVerifier, chooseVerifier, openSessions } from './identity/index.js';
 import { openKeys, openStores } from './stores.js';
 import { LongPolls } from './mailbox/index.js';
 
@@ -29,7 +29,7 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
   const queueRedis = createRedis(config.redis.topology, 'queue');
   const { keys, ack } = openKeys(config);
   const stores = openStores(config, { store: redis, actions: actionsRedis }, keys, ack);
-  const authGate = new AuthGate(config.auth, stores.auth, verification.verifier);
+  const { authGate, sessions } = openSessions(config, stores, verification.verifier);
   const realtime = new Realtime({ config, log, keys, store: stores.actions, limiterRedis, authGate });
   const longPolls = new LongPolls(realtime.signals, config.longPoll.perIp);
   let draining = false;
@@ -44,6 +44,7 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
     actionEvents: realtime.emitter,
     longPolls,
     authGate,
+    sessions,
     readiness: {
       draining: () => draining,
       // The socket paths are served once the room channels' Redis connections were ready (see Realtime); the mailboxes

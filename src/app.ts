@@ -12,7 +12,7 @@ import { rateLimit, writeBudget } from './core/limits/rate-limit-middleware.js';
 import { GlobalLimit } from './core/limits/rate-limit.js';
 import type { ApiDeps, ApiParts } from './deps.js';
 import { API_ROUTES, FEATURES } from './features.js';
-import { signedBody } from './identity/index.js';
+import { sessionRead, signedBody } from './identity/index.js';
 
 /** The Koa app: middleware in request order, then every feature's routes. */
 export function buildApp(parts: ApiParts): Koa<RelayState> {
@@ -36,6 +36,7 @@ export function buildApp(parts: ApiParts): Koa<RelayState> {
     guards: {
       writeBudget: writeBudget(limiter('bytes', bytes, bytesWindow)),
       signed: (route, stored) => signedBody(parts.authGate, route, stored),
+      sessionRead: (subject) => sessionRead(parts.sessions.check, subject),
     },
     specs: API_ROUTES,
   };

@@ -8,7 +8,7 @@ import type { RedisClient } from './core/redis/clients.js';
 import type { Keys } from './core/redis/keys.js';
 import type { WriteAck } from './core/redis/write-ack.js';
 import type { SignedRoute } from './core/signed-routes.js';
-import type { AuthGate } from './identity/index.js';
+import type { AuthGate, Sessions } from './identity/index.js';
 import type { ActionEvents, LongPolls } from './mailbox/index.js';
 import type { StoreClients, Stores } from './stores.js';
 
@@ -29,6 +29,8 @@ export interface ApiParts {
   longPolls: LongPolls;
   /** Identity signatures of writes, shared with the socket joins. */
   authGate: AuthGate;
+  /** Session tokens: issued by the identity's routes, checked on reads, joins and writes. */
+  sessions: Sessions;
 }
 
 /** Everything a feature's routes may use: the role's parts, the app's limiters and write guards, every endpoint. */

@@ -2,7 +2,7 @@ import type { Config } from './config.js';
 import type { RedisClient } from './core/redis/clients.js';
 import { keysFor, type Keys } from './core/redis/keys.js';
 import { WriteAck } from './core/redis/write-ack.js';
-import { AuthStore } from './identity/index.js';
+import { AuthStore, SessionStore } from './identity/index.js';
 import { ActionStore } from './mailbox/index.js';
 import { MarketStore } from './market/index.js';
 import { RecoveryPubStore, SyncStore } from './pairing/index.js';
@@ -22,6 +22,7 @@ export function openStores(config: Config, redis: StoreClients, keys: Keys, ack:
   return {
     actions: new ActionStore(redis.actions, keys, config.action.ttlSeconds, config.stream, ack),
     auth: new AuthStore(redis.store, keys, ack),
+    sessions: new SessionStore(redis.store, keys, ack),
     sync: new SyncStore(redis.store, keys, config.sync, ack),
     tokens: new TokenStore(redis.store, keys, ack),
     recoveryPub: new RecoveryPubStore(redis.store, keys, config.recoveryPub.ttlSeconds, ack),

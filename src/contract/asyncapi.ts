@@ -94,13 +94,28 @@ const roomMessage = (name: 'join' | 'leave', summary: string, payload: string) =
   examples: [{ name, payload: { wkIdentity: WK_IDENTITY } }],
 });
 
-/** A join: the room, and the identity signature it may carry (docs/api.md#identity-signed-requests). */
+/**
+ * A join: the room, and the credential it may carry: the identity signature
+ * (docs/api.md#identity-signed-requests) or a session token (docs/api.md#sessions).
+ */
 const joinEvent = {
   ...joinData,
   description:
     'the identity signature travels in the same object: signature, message (signed for the purpose "join"), ' +
-    'publicKey, witnessScript; required where AUTH_MODE / AUTH_ROUTES make joins required',
-  properties: { ...joinData.properties, ...credentialProperties },
+    'publicKey, witnessScript; required where AUTH_MODE / AUTH_ROUTES make joins required. Or, instead of ' +
+    "those, a session token of the pair for this path's side in `token`; under AUTH_READS=required a join " +
+    'needs one of the two',
+  properties: {
+    ...joinData.properties,
+    ...credentialProperties,
+    token: {
+      type: 'string',
+      maxLength: 1024,
+      description:
+        'a session token (POST /v1/session) of this pair, for the side of this path; refused (AUTH_INVALID, ' +
+        'AUTH_EXPIRED) beside the signature fields or when it does not fit',
+    },
+  },
 };
 
 /** socket.io's acknowledgement of a join sent with a callback (docs/api.md#join-and-leave). */

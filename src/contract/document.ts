@@ -1,4 +1,4 @@
-import { credentialProperties } from '../identity/index.js';
+import { credentialProperties, session, sessionChallenge, sessionRevoked } from '../identity/index.js';
 import { PURPOSE, type SignedRoute } from '../core/signed-routes.js';
 import type { ApiProfile } from '../core/config/config.js';
 import { STATUS, type ErrorCode } from '../core/errors.js';
@@ -39,6 +39,8 @@ const WITH_BODY: ErrorCode[] = [
 
 /** The writes an app may sign (docs/api.md#identity-signed-requests): the signature's refusals. */
 const SIGNABLE: ErrorCode[] = ['AUTH_REQUIRED', 'AUTH_INVALID', 'AUTH_EXPIRED', 'AUTH_REPLAYED'];
+/** The routes that accept a session token (docs/api.md#sessions): the token's refusals. */
+const BEARER: ErrorCode[] = ['AUTH_REQUIRED', 'AUTH_INVALID', 'AUTH_EXPIRED'];
 
 /**
  * A request body as clients may send it: unknown fields are dropped, never refused, so nothing says
@@ -87,6 +89,12 @@ const schemas = (routes: readonly Operation[], profile: ApiProfile): Record<stri
   RecoveryPubRequest: requestSchema(routes, 'RecoveryPubRequest'),
   RecoveryPub: responses.recoveryPub,
   NoncesStatus: responses.noncesStatus,
+  SessionChallengeRequest: requestSchema(routes, 'SessionChallengeRequest'),
+  SessionChallenge: sessionChallenge,
+  SessionRequest: requestSchema(routes, 'SessionRequest'),
+  Session: session,
+  SessionRevokeRequest: requestSchema(routes, 'SessionRevokeRequest'),
+  SessionRevoked: sessionRevoked,
   TokenRequest: requestSchema(routes, 'TokenRequest'),
   TokenCounts: responses.tokenCounts,
   Rates: responses.rates,
@@ -151,6 +159,11 @@ const HEADERS: Record<string, { description: string; schema: Schema }> = {
       'Always no-cache: an answer kept by a cache must be revalidated (If-None-Match) before each use',
     schema: { type: 'string', const: 'no-cache' },
   },
+  'WWW-Authenticate': {
+    description:
+      'Bearer: the read needs a valid session token (AUTH_READS=required), or the one sent was refused',
+    schema: { type: 'string', const: 'Bearer' },
+  },
   'X-Content-Type-Options': {
     description: 'Always nosniff: browsers must not read an answer as anything but what it declares',
     schema: { type: 'string', const: 'nosniff' },
@@ -200,6 +213,8 @@ function headersOf(operation: Operation, status: number, codes: ErrorCode[] = []
       : {}),
   };
   if (v1) for (const name of RATE_LIMIT_HEADERS) headers[name] = headerRef(name, limited);
+  if (operation.bearer === 'read' && status === 401)
+    headers['WWW-Authenticate'] = headerRef('WWW-Authenticate', true);
   if (codes.includes('RATE_LIMITED')) headers['Retry-After'] = headerRef('Retry-After', true);
   else if (codes.includes('UNAVAILABLE')) headers['Retry-After'] = headerRef('Retry-After', false);
   return headers;
@@ -232,6 +247,7 @@ function responsesOf(operation: Operation, profile: ApiProfile): Schema {
     ...(operation.path.startsWith('/v1/') ? V1 : []),
     ...(operation.body ? WITH_BODY : []),
     ...(operation.signedAs ? SIGNABLE : []),
+    ...(operation.bearer ? BEARER : []),
     ...operation.errors,
   ];
   for (const [status, group] of byStatus(codes)) {
@@ -321,12 +337,44 @@ function operationObject(operation: Operation, profile: ApiProfile): Schema {
   };
 }
 
+/** The one HTTP credential: a session token (docs/api.md#sessions). */
+const SECURITY_SCHEMES = {
+  sessionToken: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description:
+      'A session token of POST /v1/session (HS256, at most 1,024 characters), bound to one pair side or wallet; ' +
+      'refused with 401 AUTH_INVALID or AUTH_EXPIRED, never ignored where it is accepted.',
+  },
+};
+
+const BEARER_SECURITY: Record<'read' | 'write', string> = {
+  read: 'a session token of the pair (or, for a pairing record, of the wallet) in Authorization: Bearer; required under AUTH_READS=required, else optional',
+  write:
+    "a session token of the sender's side in Authorization: Bearer is a credential as a verified identity signature is, and spends no nonce; never beside the signature fields",
+};
+
 /**
- * No operation takes HTTP credentials (`security: []`). A signable write may carry an identity signature, which
+ * The session token is the only HTTP credential: routes that accept one list it beside `{}` (none), since
+ * whether it is required is the operator's choice. A signable write may carry an identity signature, which
  * travels in the JSON body (no OpenAPI security scheme describes body fields): said in words and in
  * `x-identity-signature`.
  */
 function securityOf(operation: Operation): Schema {
+  const signature = signatureOf(operation);
+  if (operation.bearer === undefined) return signature;
+  return {
+    ...signature,
+    security: [{}, { sessionToken: [] }],
+    description: [
+      ...(operation.signedAs ? [signature.description] : []),
+      `Session: ${BEARER_SECURITY[operation.bearer]}.`,
+    ].join(' '),
+  };
+}
+
+function signatureOf(operation: Operation): Schema & { description: string } {
   const route = operation.signedAs;
   if (route === undefined) return { security: [], description: 'Security: none.' };
   const when =
@@ -400,6 +448,7 @@ export function buildOpenApi(
         Object.entries(schemas(routes, profile)).map(([name, schema]) => [name, portable(schema)]),
       ),
       headers: headerComponents(paths),
+      securitySchemes: SECURITY_SCHEMES,
     },
   };
 }

@@ -34,8 +34,12 @@ export interface Feature<ApiDeps, WorkerDeps = never> {
  */
 export type StoredAnswer = (body: Record<string, unknown>, writeId: string) => Promise<string | null>;
 
-/** The guards of a write: its body charged to the client's byte budget, its identity signature checked. */
+/**
+ * The guards of a route: a write's body charged to the client's byte budget, its identity signature or session
+ * token checked; a read's session token checked (`subject`: whose identity the path's `id` is).
+ */
 export interface WriteGuards {
   writeBudget: BodyCharge;
   signed(route: SignedRoute, stored: StoredAnswer): Middleware<RelayState>;
+  sessionRead(subject: 'pair' | 'wallet'): Middleware<RelayState>;
 }

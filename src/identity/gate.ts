@@ -11,6 +11,7 @@ import { isRedisUnavailable } from '../core/redis/clients.js';
 import { isIdentifier } from '../core/validation/common-schema.js';
 import type { SignatureVerifier } from './signature.js';
 import type { AuthStore } from './store.js';
+import type { SessionCheck, TokenPlace, TokenRoute } from './session/check.js';
 import { SIGNING_FIELDS, verifyCredential, withoutCredential, type CredentialLocation } from './verify.js';
 
 const OTHER_SIDE: Record<Side, Side> = { key: 'wallet', wallet: 'key' };
@@ -22,6 +23,8 @@ export interface AuthRequest {
   body: Readonly<Record<string, unknown>>;
   /** The socket path of a join. */
   side?: Side;
+  /** A session token: the `Authorization: Bearer` header's, or a join's member `token`. */
+  token?: string;
   log: Logger;
 }
 
@@ -38,6 +41,14 @@ export interface Admitted {
   /** Call when the request ends before anything was written: its honest retry then works once. */
   release(): Promise<void>;
 }
+
+/** The routes a session token may authenticate (a sync or a recovery xpub write ignores one). */
+const TOKEN_ROUTES: Partial<Record<SignedRoute, TokenRoute>> = {
+  action: 'action',
+  token: 'token',
+  join: 'join',
+};
+const TOKEN_PLACE: Record<CredentialLocation, TokenPlace> = { body: 'headers', event: 'event' };
 
 /** Which credential spent a nonce: equal for a byte-identical resend (same message, so the same body). */
 function credentialDigest(body: Readonly<Record<string, unknown>>): string {
@@ -58,6 +69,8 @@ export class AuthGate {
     private readonly store: AuthStore,
     private readonly verifier: SignatureVerifier,
     private readonly now: () => number = Date.now,
+    /** Session tokens: a passing one is a credential for its side, as a verified signature is. */
+    private readonly sessions?: SessionCheck,
   ) {}
 
   /**
@@ -87,6 +100,14 @@ export class AuthGate {
     const present = SIGNING_FIELDS.filter((field) => Object.hasOwn(body, field));
     const signed = present.length === SIGNING_FIELDS.length;
     const rest = signed ? withoutCredential(body) : withoutSigningFields(body);
+    const tokenRoute = TOKEN_ROUTES[route];
+    // A join's token is checked whatever its mode: joins are reads too (AUTH_READS).
+    if (request.token !== undefined && tokenRoute !== undefined && (mode !== 'off' || route === 'join')) {
+      return this.admitToken(request, request.token, tokenRoute, present.length > 0, rest);
+    }
+    if (route === 'join' && this.sessions?.reads === 'required' && (present.length === 0 || mode === 'off')) {
+      throw this.sessions.required('join', request.log);
+    }
     if (mode === 'off') return { label: 'unchecked', body: rest, release: NOTHING_SPENT };
     if (present.length > 0 && !signed) {
       const missing = SIGNING_FIELDS.find((field) => !present.includes(field))!;
@@ -138,6 +159,40 @@ export class AuthGate {
     return { label: 'verified', body: rest, writeId, release };
   }
 
+  /**
+   * A session token: refused beside the signature fields; else, once it fits the request's pair and sender side,
+   * a credential as a verified signature is (its side pinned the same way), spending no nonce.
+   */
+  private async admitToken(
+    request: AuthRequest,
+    token: string,
+    tokenRoute: TokenRoute,
+    signing: boolean,
+    rest: Record<string, unknown>,
+  ): Promise<Admitted & { label: string }> {
+    const place = TOKEN_PLACE[request.location];
+    if (signing) {
+      throw new AuthRefusal('AUTH_INVALID', 'token_and_signature', {
+        field: place === 'headers' ? '/headers/authorization' : '/event/token',
+        message: 'a session token or the signature fields, not both',
+      });
+    }
+    if (this.sessions === undefined) throw new Error('a token reached a gate without sessions');
+    const wkIdentity = String(request.body.wkIdentity);
+    const sides = tokenSides(request);
+    await this.sessions.check(
+      token,
+      { kind: 'pair', sub: wkIdentity, sides },
+      tokenRoute,
+      place,
+      request.log,
+    );
+    if (this.settings.pinDays > 0) {
+      await this.store.pin(wkIdentity, senderSides(request), this.settings.pinDays);
+    }
+    return { label: 'session', body: rest, writeId: newRecordId(), release: NOTHING_SPENT };
+  }
+
   /** The unsigned body as later layers see it, or a refusal. */
   private async admitUnsigned(
     request: AuthRequest,
@@ -187,6 +242,19 @@ function senderSides({ route, body, side }: AuthRequest): Side[] {
     case 'recoverypub':
       return [];
   }
+}
+
+/**
+ * The sides a token may name for this request: an action's sender (either side for a type the table does not
+ * know), the one side of the push tokens given (both at once fit no token), a join's path.
+ */
+function tokenSides(request: AuthRequest): readonly Side[] {
+  if (request.route === 'action') {
+    const sides = senderSides(request);
+    return sides.length === 0 ? SIDES : sides;
+  }
+  const sides = senderSides(request);
+  return sides.length === 1 ? sides : [];
 }
 
 function replayed(location: CredentialLocation): AuthRefusal {

@@ -4,6 +4,7 @@ import type { AuthGate } from './gate.js';
 import { okJson, type RelayState } from '../core/http/context.js';
 import { AppError } from '../core/errors.js';
 import type { StoredAnswer } from '../core/feature.js';
+import { bearerToken } from './session/check.js';
 
 /** Redis answered the command with an error: it refused it, so nothing of it was applied. */
 function isRefusedByRedis(err: unknown): boolean {
@@ -22,6 +23,7 @@ export function signedBody(gate: AuthGate, route: SignedRoute, stored: StoredAns
       route,
       location: 'body',
       body: ctx.request.body as Record<string, unknown>,
+      token: bearerToken(ctx.get('authorization') || undefined),
       log: ctx.state.log,
     });
     ctx.request.body = admitted.body;

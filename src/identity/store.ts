@@ -1,15 +1,18 @@
 import type { Side } from '../core/sides.js';
 import type { RedisClient } from '../core/redis/clients.js';
 import type { Keys } from '../core/redis/keys.js';
-import { DELETE_IF_EQUAL, defineScript } from '../core/redis/scripts.js';
+import { DELETE_IF_EQUAL, defineScript, readScript } from '../core/redis/scripts.js';
 import type { WriteAck } from '../core/redis/write-ack.js';
 
 /**
  * Spent nonces and pins of identity-signed requests, shared by every pod. On the stores' fail-fast client: with
  * Redis away a signed or pinned request is refused with 503 rather than let through unchecked.
  */
+const PIN = readScript(new URL('lua/pin-1.lua', import.meta.url));
+
 export class AuthStore {
   private readonly releaseOwn;
+  private readonly pinOne;
 
   constructor(
     private readonly redis: RedisClient,
@@ -17,6 +20,7 @@ export class AuthStore {
     private readonly ack: WriteAck,
   ) {
     this.releaseOwn = defineScript<number>(redis, 'relayNonceRelease', DELETE_IF_EQUAL);
+    this.pinOne = defineScript<number>(redis, 'relayAuthPin', PIN);
   }
 
   /**
@@ -57,11 +61,14 @@ export class AuthStore {
     return sides.filter((_, i) => found[i] === 1);
   }
 
-  /** Pins `sides` of the pair for `days`, renewing the pin of a side that already signs. */
-  async pin(wkIdentity: string, sides: readonly Side[], days: number): Promise<void> {
+  /**
+   * Pins `sides` of the pair for `days`, renewing the pin of a side that already signs. A pin holds its creation
+   * time in ms (`now`), which a renewal keeps: the stamp a session token issued while pinned is bound to.
+   */
+  async pin(wkIdentity: string, sides: readonly Side[], days: number, now = Date.now()): Promise<void> {
     if (sides.length === 0) return;
     const keys = sides.map((side) => this.keys.authPin(wkIdentity, side));
-    await Promise.all(keys.map((key) => this.redis.set(key, '1', 'EX', days * 86_400)));
+    await Promise.all(keys.map((key) => this.pinOne([key], [now, days * 86_400])));
     await this.ack.confirm(...keys);
   }
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { AuthRoute } from '../core/signed-routes.js';
 import type { Location } from '../core/validation/validate.js';
 import { credentialProperties } from './credential-schema.js';
-import { p2pkhAddress, p2wshProgram } from './bitcoin.js';
+import { p2pkhAddress, p2wshProgram, type Network } from './bitcoin.js';
 import type { SignatureVerifier } from './signature.js';
 
 /**
@@ -21,9 +21,17 @@ export const SIGNING_FIELDS = ['signature', 'message', 'publicKey'] as const;
 /** Where the fields came from, for the `field` of a refusal: `/body/…` or `/event/…` (a socket join). */
 export type CredentialLocation = Extract<Location, 'body' | 'event'>;
 
+/** What a message may be signed for: a route's purpose word, or a session's. */
+export type Purpose = AuthRoute | 'session';
+
 export interface SignedRequest {
   /** What the message is signed for; a message for one purpose is refused on every other. */
-  purpose: AuthRoute;
+  purpose: Purpose;
+  /**
+   * `wallet`: signed by the key behind the body's `walletIdentity` (a P2PKH address), without a script; else by a
+   * key of the script of the body's `wkIdentity`.
+   */
+  subject?: 'pair' | 'wallet';
   location: CredentialLocation;
   /** The request as parsed, credential fields included. */
   body: Readonly<Record<string, unknown>>;
@@ -31,6 +39,7 @@ export interface SignedRequest {
 
 export interface Verified {
   ok: true;
+  /** The identity signed for: the wkIdentity, or a wallet subject's walletIdentity. */
   wkIdentity: string;
   nonce: string;
   timestamp: number;
@@ -96,7 +105,11 @@ export function bodyDigest(body: Readonly<Record<string, unknown>>): string {
 }
 
 // 1: field shapes.
-function checkShapes(location: CredentialLocation, body: Readonly<Record<string, unknown>>): void {
+function checkShapes(
+  location: CredentialLocation,
+  body: Readonly<Record<string, unknown>>,
+  withScript: boolean,
+): void {
   const { signature, message, publicKey, witnessScript } = body;
   if (typeof signature !== 'string' || !SIGNATURE.test(signature)) {
     refuse(location, 'signature', 'shape', 'signature must be base64 of 65 bytes');
@@ -116,7 +129,7 @@ function checkShapes(location: CredentialLocation, body: Readonly<Record<string,
       'publicKey must be a compressed public key in hex (66 characters)',
     );
   }
-  if (typeof witnessScript !== 'string' || !HEX.test(witnessScript)) {
+  if (withScript && (typeof witnessScript !== 'string' || !HEX.test(witnessScript))) {
     refuse(location, 'witnessScript', 'shape', 'witnessScript must be the hex of the pair’s script');
   }
 }
@@ -162,6 +175,50 @@ function parseMessage(location: CredentialLocation, text: string): Message {
   return fields as unknown as Message;
 }
 
+/** The keys that may sign for an identity, and its network. */
+interface Signers {
+  owners: string[];
+  network: Network;
+}
+
+// 6 to 8: the script has the 2-of-2 shape, is the identity's, and holds the public key.
+function scriptKeys(
+  location: CredentialLocation,
+  wkIdentity: string,
+  body: Readonly<Record<string, unknown>>,
+  publicKey: string,
+): Signers {
+  const script = (body.witnessScript as string).toLowerCase();
+  // 6
+  const keys = MULTISIG_2_OF_2.exec(script);
+  if (!keys) refuse(location, 'witnessScript', 'script', 'witnessScript must be a 2-of-2 multisig script');
+  // 7: the script is the pair's (its hash is the address's witness program). The address does not reveal it (only
+  // a spend from the address puts it on chain), so a stranger holding only the address stops here.
+  const address = p2wshProgram(wkIdentity);
+  const scriptBytes = Buffer.from(script, 'hex');
+  if (!address || !createHash('sha256').update(scriptBytes).digest().equals(address.program)) {
+    refuse(location, 'witnessScript', 'script', 'witnessScript is not the script of wkIdentity');
+  }
+  // 8
+  const owners = [keys[1]!, keys[2]!];
+  if (!owners.includes(publicKey)) {
+    refuse(location, 'publicKey', 'public_key', 'publicKey is not one of the script’s keys');
+  }
+  return { owners, network: address.network };
+}
+
+/** A wallet subject: the public key's compressed P2PKH address, on either network, is the walletIdentity. */
+function walletKey(location: CredentialLocation, walletIdentity: string, publicKey: string): Signers {
+  const key = Buffer.from(publicKey, 'hex');
+  const network = NETWORKS.find((candidate) => p2pkhAddress(key, candidate) === walletIdentity);
+  if (network === undefined) {
+    refuse(location, 'publicKey', 'wallet_identity', 'publicKey is not the key of walletIdentity');
+  }
+  return { owners: [publicKey], network };
+}
+
+const NETWORKS: readonly Network[] = ['mainnet', 'testnet'];
+
 function check(
   request: SignedRequest,
   verifier: SignatureVerifier,
@@ -169,10 +226,10 @@ function check(
   windowMs: number,
 ): Verified {
   const { location, body, purpose } = request;
-  checkShapes(location, body);
+  const wallet = request.subject === 'wallet';
+  checkShapes(location, body, !wallet);
   const signature = Buffer.from(body.signature as string, 'base64');
   const publicKey = (body.publicKey as string).toLowerCase();
-  const script = (body.witnessScript as string).toLowerCase();
   const message = parseMessage(location, body.message as string);
 
   // 3
@@ -186,29 +243,19 @@ function check(
     );
   }
   // 4
-  const wkIdentity = body.wkIdentity;
-  if (typeof wkIdentity !== 'string' || message.identity !== wkIdentity) {
-    refuse(location, 'message/identity', 'identity', 'identity must equal wkIdentity');
+  const identityField = wallet ? 'walletIdentity' : 'wkIdentity';
+  const identity = body[identityField];
+  if (typeof identity !== 'string' || message.identity !== identity) {
+    refuse(location, 'message/identity', 'identity', `identity must equal ${identityField}`);
   }
   // 5
   if (message.action !== purpose) {
     refuse(location, 'message/action', 'purpose', `the message is not signed for ${purpose}`);
   }
-  // 6
-  const keys = MULTISIG_2_OF_2.exec(script);
-  if (!keys) refuse(location, 'witnessScript', 'script', 'witnessScript must be a 2-of-2 multisig script');
-  // 7: the script is the pair's (its hash is the address's witness program). The address does not reveal it (only
-  // a spend from the address puts it on chain), so a stranger holding only the address stops here.
-  const address = p2wshProgram(wkIdentity);
-  const scriptBytes = Buffer.from(script, 'hex');
-  if (!address || !createHash('sha256').update(scriptBytes).digest().equals(address.program)) {
-    refuse(location, 'witnessScript', 'script', 'witnessScript is not the script of wkIdentity');
-  }
-  // 8
-  const [keyA, keyB] = [keys[1]!, keys[2]!];
-  if (publicKey !== keyA && publicKey !== keyB) {
-    refuse(location, 'publicKey', 'public_key', 'publicKey is not one of the script’s keys');
-  }
+  // 6 to 8, for a wallet subject: the key is the one behind the address.
+  const keys = wallet
+    ? walletKey(location, identity, publicKey)
+    : scriptKeys(location, identity, body, publicKey);
   // 9
   if (bodyDigest(body) !== message.data) {
     refuse(location, 'message/data', 'data', 'data is not the hash of this request');
@@ -225,7 +272,7 @@ function check(
   }
   // 11: a record a signed sync writes under the wallet's identity: that identity must be the pair's too.
   if (purpose === 'sync' && body.walletIdentity !== undefined) {
-    const owners = [keyA, keyB].map((key) => p2pkhAddress(Buffer.from(key, 'hex'), address.network));
+    const owners = keys.owners.map((key) => p2pkhAddress(Buffer.from(key, 'hex'), keys.network));
     if (!owners.includes(body.walletIdentity as string)) {
       refuse(
         location,
@@ -235,7 +282,7 @@ function check(
       );
     }
   }
-  return { ok: true, wkIdentity, nonce: message.nonce, timestamp: message.timestamp };
+  return { ok: true, wkIdentity: identity, nonce: message.nonce, timestamp: message.timestamp };
 }
 
 /** Runs checks 1 to 11 on a request that carries a credential (all of SIGNING_FIELDS), the curve step with `verifier`. */

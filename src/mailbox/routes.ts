@@ -122,6 +122,7 @@ export const actionWrite = {
   data: 'ActionRecord',
   errors: ['CONFLICT', 'UNAVAILABLE'],
   signedAs: 'action',
+  bearer: 'write',
 } satisfies RouteSpec<SignedRoute>;
 
 export const actionRead = {
@@ -141,6 +142,7 @@ export const actionRead = {
   errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
   consumesLimitInScript: true,
   conditional: true,
+  bearer: 'read',
 } satisfies RouteSpec;
 
 /** What the mailbox's routes use of the app. */
@@ -249,9 +251,10 @@ export const actionRoutes: MountedRoute<ActionDeps>[] = [
   },
   {
     spec: actionRead,
-    handling: ({ stores, longPolls }) => {
+    handling: ({ stores, guards, longPolls }) => {
       const countNotModified = notModifiedCounter(koaPath(actionRead));
       return {
+        guards: [guards.sessionRead('pair')],
         handler: async (ctx) => {
           const { id } = parseParams({ ...ctx.params });
           const query = parseQuery({ ...ctx.query });

@@ -88,6 +88,7 @@ export const syncRead = {
   bareForApps: true,
   errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
   consumesLimitInScript: true,
+  bearer: 'read',
 } satisfies RouteSpec;
 
 /**
@@ -146,7 +147,8 @@ export const syncRoutes: MountedRoute<SyncDeps>[] = [
   },
   {
     spec: syncRead,
-    handling: ({ stores }) => ({
+    handling: ({ stores, guards }) => ({
+      guards: [guards.sessionRead('wallet')],
       handler: async (ctx) => {
         const { id } = parseParams({ ...ctx.params });
         const record = await readWithin(ctx.state.limit, stores.sync.recordRead(id));

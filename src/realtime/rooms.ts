@@ -149,12 +149,15 @@ function dropCursor(socket: RelaySocket, room: string): void {
 async function admitted(data: unknown, deps: RoomDeps): Promise<{ fields: unknown } | Refused> {
   // Not an object: nothing to check, and roomOf refuses it next.
   if (typeof data !== 'object' || data === null || Array.isArray(data)) return { fields: data };
+  const { token, ...fields } = data as Record<string, unknown>;
   try {
     const admitted = await deps.auth.admit({
       route: 'join',
       location: 'event',
-      body: data as Record<string, unknown>,
+      body: fields,
       side: deps.side,
+      // Not a string: a malformed token, refused as one.
+      ...(Object.hasOwn(data, 'token') ? { token: typeof token === 'string' ? token : '' } : {}),
       log: deps.log,
     });
     return { fields: admitted.body };

@@ -75,8 +75,8 @@ describe('docs/asyncapi.yaml', () => {
       });
     }
     expect(doc.components.messages.join.payload).to.deep.equal({ $ref: '#/components/schemas/JoinEvent' });
-    // A join carries the position it resumes from and the identity signature's four fields beside wkIdentity,
-    // and is answered when asked.
+    // A join carries the position it resumes from and the identity signature's four fields or a session token
+    // beside wkIdentity, and is answered when asked.
     expect(Object.keys(doc.components.schemas.JoinEvent.properties)).to.deep.equal([
       'wkIdentity',
       'since',
@@ -84,6 +84,7 @@ describe('docs/asyncapi.yaml', () => {
       'message',
       'publicKey',
       'witnessScript',
+      'token',
     ]);
     expect(doc.operations.joinKey.reply.messages).to.deep.equal([
       { $ref: '#/channels/keyApp/messages/joinAnswer' },

@@ -10,7 +10,7 @@ import { loadConfig } from '../../src/config.js';
 import { buildOpenApi } from '../../src/contract/document.js';
 import { createLogger } from '../../src/core/log.js';
 import { createRedis } from '../../src/core/redis/clients.js';
-import { AuthGate } from '../../src/identity/index.js';
+import { openSessions } from '../../src/identity/index.js';
 import { LongPolls } from '../../src/mailbox/index.js';
 import { nodeCryptoVerifier } from '../../src/identity/signature.js';
 import { openKeys, openStores } from '../../src/stores.js';
@@ -212,7 +212,7 @@ describe('the OpenAPI document', () => {
         readiness: { draining: () => false, redisAnswers: async () => true },
         actionEvents: { stored: () => {} },
         longPolls: new LongPolls({ watch: () => ({ listening: Promise.resolve(), release: () => {} }) }, 0),
-        authGate: new AuthGate(config.auth, stores.auth, nodeCryptoVerifier),
+        ...openSessions(config, stores, nodeCryptoVerifier),
       });
       const router = app.middleware
         .map((middleware) => (middleware as { router?: Router }).router)

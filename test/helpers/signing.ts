@@ -52,7 +52,7 @@ export function signMessage(message: string, privateKey: Uint8Array): string {
 }
 
 export interface SignOptions {
-  purpose: AuthRoute;
+  purpose: AuthRoute | 'session';
   pair?: Pair;
   /** Which key of the pair signs (default the wallet's). */
   by?: 'wallet' | 'key';

@@ -47,6 +47,11 @@ export interface RouteSpec<Signed extends string = never> {
   errors: readonly ErrorCode[];
   /** A write an app may sign: the route whose purpose word and mode apply (docs/api.md#identity-signed-requests). */
   signedAs?: Signed;
+  /**
+   * Accepts a session token (`Authorization: Bearer`, docs/api.md#sessions): `read`, a read AUTH_READS governs
+   * (its 401s carry `WWW-Authenticate: Bearer`); `write`, a write it may authenticate.
+   */
+  bearer?: 'read' | 'write';
   /** A record read that consumes the global rate limit inside its own Redis script (`ctx.state.limit`). */
   consumesLimitInScript?: true;
   /**

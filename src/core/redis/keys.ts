@@ -35,6 +35,10 @@ export interface Keys {
   authNonce(wkIdentity: string, nonce: string): string;
   /** A side of the pair that signs its writes: its unsigned writes are refused while this exists. */
   authPin(wkIdentity: string, side: Side): string;
+  /** A session challenge issued for `subject` (a wkIdentity or walletIdentity): the kind and side it is for, or `used`. */
+  sessionChallenge(subject: string, challenge: string): string;
+  /** A subject side's session revocation stamp (ms): tokens issued before it are refused. In the slot of its pins. */
+  sessionRevocation(subject: string, side: Side): string;
   /** The key app's recovery xpub of a pair, kept RECOVERYPUB_TTL_DAYS after its last write or read. */
   recoveryPub(wkIdentity: string): string;
   /** Pushes sent to one side of the pair in the current minute. */
@@ -72,6 +76,8 @@ export function keysFor(prefix: string): Keys {
     supportCounted: (jobId) => `${prefix}support:counted:${jobId}`,
     authNonce: (id, nonce) => `${prefix}authnonce:{${id}}:${nonce}`,
     authPin: (id, side) => `${prefix}authpin:{${id}}:${side}`,
+    sessionChallenge: (id, challenge) => `${prefix}session:challenge:{${id}}:${challenge}`,
+    sessionRevocation: (id, side) => `${prefix}session:rev:{${id}}:${side}`,
     recoveryPub: (id) => `${prefix}recoverypub:{${id}}`,
     pushCount: (id, side) => `${prefix}pushrate:{${id}}:${side}`,
     pushCounted: (id, side, jobId) => `${prefix}pushrate:{${id}}:${side}:job:${jobId}`,

@@ -54,6 +54,7 @@ export const recoveryPubRead = {
   data: 'RecoveryPub',
   bareForApps: true,
   errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
+  bearer: 'read',
 } satisfies RouteSpec;
 
 /** What the recovery xpub routes use of the app. */
@@ -109,7 +110,8 @@ export const recoveryPubRoutes: MountedRoute<RecoveryPubDeps>[] = [
   },
   {
     spec: recoveryPubRead,
-    handling: ({ stores }) => ({
+    handling: ({ stores, guards }) => ({
+      guards: [guards.sessionRead('pair')],
       handler: async (ctx) => {
         const { id } = parseParams({ ...ctx.params });
         const record = await stores.recoveryPub.readJson(id);

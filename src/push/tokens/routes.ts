@@ -24,6 +24,7 @@ export const tokenWrite = {
   data: 'TokenCounts',
   errors: ['UNAVAILABLE'],
   signedAs: 'token',
+  bearer: 'write',
 } satisfies RouteSpec<SignedRoute>;
 
 /** What the token registrations use of the app. */
