@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { API_PROFILES, type ApiProfile } from '../../src/core/config/config.js';
 import { registry } from '../../src/core/metrics.js';
 import type { Side } from '../../src/core/sides.js';
-import { errorBody, get, post, startTestApi, type Reply, type TestApi } from '../helpers/api.js';
+import { errorBody, get, post, startTestApi, twoPods, type Reply, type TestApi } from '../helpers/api.js';
 import { startApiPod } from '../helpers/child.js';
 import { readBody, readData } from '../helpers/profile.js';
 import { commandsDuring, redis } from '../helpers/redis.js';
@@ -64,15 +64,7 @@ const client = closedAfterEach();
 for (const profile of API_PROFILES) {
   describe(`stream read GET /v1/action/{id}?to&after&epoch&wait, API_PROFILE=${profile}`, function () {
     this.timeout(60_000);
-    let a: TestApi;
-    let b: TestApi;
-    before(async () => {
-      [a, b] = await Promise.all([
-        startTestApi({ API_PROFILE: profile }),
-        startTestApi({ API_PROFILE: profile }),
-      ]);
-    });
-    after(() => Promise.all([a?.stop(), b?.stop()]));
+    const pods = twoPods(() => ({ API_PROFILE: profile }));
 
     /** A record in a stream read: as the POST answered it (under ssp-apps with expireAt, as stored). */
     const asRead = (record: Stored) => record;
@@ -105,7 +97,7 @@ for (const profile of API_PROFILES) {
         [`epoch=${epoch}`, '/query/to'],
       ];
       for (const [query, field] of cases) {
-        const res = await get(a.url, read(room, query));
+        const res = await get(pods.a.url, read(room, query));
         expect(res.status, query).to.equal(400);
         expect(res.body, query).to.deep.equal(errorBody(res, 'INVALID_PARAMETER'));
         expect(
@@ -119,14 +111,18 @@ for (const profile of API_PROFILES) {
     for (const side of ['key', 'wallet'] as const) {
       it(`${side}: the records after the position in its epoch, recovered, as a join with since replays them`, async () => {
         const room = `${profile}-${side}-read`;
-        const stored = [await store(a, room, side), await store(b, room, side), await store(a, room, side)];
+        const stored = [
+          await store(pods.a, room, side),
+          await store(pods.b, room, side),
+          await store(pods.a, room, side),
+        ];
         const { epoch } = stored[0]!;
-        const res = await get(b.url, read(room, `to=${side}&after=1&epoch=${epoch}`));
+        const res = await get(pods.b.url, read(room, `to=${side}&after=1&epoch=${epoch}`));
         expect(res.status).to.equal(200);
         expect(res.headers.get('etag')).to.equal(null);
         expect(res.body).to.deep.equal(streamBody(profile, epoch, 3, true, stored.slice(1).map(asRead)));
         // The same records and recovered as the socket join with the same since.
-        const socket = client(a.url, side, undefined);
+        const socket = client(pods.a.url, side, undefined);
         await connected(socket);
         const answer = (await socket.socket
           .timeout(5000)
@@ -134,7 +130,7 @@ for (const profile of API_PROFILES) {
         expect(answer).to.include({ recovered: true, epoch, offset: 3, replayed: 2 });
         expect(socket.received.map(({ data }) => data)).to.deep.equal(readData(profile, res).records);
         // Up to date: nothing, recovered.
-        expect((await get(a.url, read(room, `to=${side}&after=3&epoch=${epoch}`))).body).to.deep.equal(
+        expect((await get(pods.a.url, read(room, `to=${side}&after=3&epoch=${epoch}`))).body).to.deep.equal(
           streamBody(profile, epoch, 3, true, []),
         );
       });
@@ -142,37 +138,37 @@ for (const profile of API_PROFILES) {
 
     it('a foreign epoch: every retained record; an offset past the last one: none; neither recovered', async () => {
       const room = `${profile}-foreign`;
-      const stored = [await store(a, room, 'wallet'), await store(a, room, 'wallet')];
+      const stored = [await store(pods.a, room, 'wallet'), await store(pods.a, room, 'wallet')];
       const { epoch } = stored[0]!;
       const all = stored.map(asRead);
-      const foreign = await get(a.url, read(room, 'to=wallet&after=1&epoch=OtherEpoch1'));
+      const foreign = await get(pods.a.url, read(room, 'to=wallet&after=1&epoch=OtherEpoch1'));
       expect(foreign.body).to.deep.equal(streamBody(profile, epoch, 2, false, all));
-      const ahead = await get(a.url, read(room, `to=wallet&after=7&epoch=${epoch}`));
+      const ahead = await get(pods.a.url, read(room, `to=wallet&after=7&epoch=${epoch}`));
       expect(ahead.body).to.deep.equal(streamBody(profile, epoch, 2, false, []));
-      expect((await get(a.url, read(room, 'to=wallet&after=0'))).body).to.deep.equal(
+      expect((await get(pods.a.url, read(room, 'to=wallet&after=0'))).body).to.deep.equal(
         streamBody(profile, epoch, 2, true, all),
       );
     });
 
     it('never 404: a direction never written answers no records, recovered only from offset 0', async () => {
       const room = `${profile}-empty`;
-      expect((await get(a.url, read(room, 'to=key&after=0'))).body).to.deep.equal(
+      expect((await get(pods.a.url, read(room, 'to=key&after=0'))).body).to.deep.equal(
         streamBody(profile, null, 0, true, []),
       );
-      expect((await get(a.url, read(room, 'to=key&after=2&epoch=Abcdefgh'))).body).to.deep.equal(
+      expect((await get(pods.a.url, read(room, 'to=key&after=2&epoch=Abcdefgh'))).body).to.deep.equal(
         streamBody(profile, null, 0, false, []),
       );
       // The plain read of the same route is unchanged: 404 for the empty mailbox.
-      expect((await get(a.url, `/v1/action/${room}`)).status).to.equal(404);
+      expect((await get(pods.a.url, `/v1/action/${room}`)).status).to.equal(404);
     });
 
     it('long-poll: held until a POST on the OTHER pod stores a record, then answered with it', async () => {
       const room = `${profile}-woken`;
-      const first = await store(a, room, 'key');
+      const first = await store(pods.a, room, 'key');
       const before = await outcomes('records');
-      const held = get(a.url, read(room, `to=key&after=1&epoch=${first.epoch}&wait=20`));
+      const held = get(pods.a.url, read(room, `to=key&after=1&epoch=${first.epoch}&wait=20`));
       await waitFor('the held read subscribed', async () => (await roomSubscribers('key', room)) === 1);
-      const next = await store(b, room, 'key');
+      const next = await store(pods.b, room, 'key');
       const res = await held;
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal(streamBody(profile, first.epoch, 2, true, [asRead(next)]));
@@ -183,10 +179,10 @@ for (const profile of API_PROFILES) {
 
     it('long-poll: a POST on the same pod wakes it; a record of the other direction does not', async () => {
       const room = `${profile}-same-pod`;
-      const held = get(a.url, read(room, 'to=wallet&after=0&wait=20'));
+      const held = get(pods.a.url, read(room, 'to=wallet&after=0&wait=20'));
       await waitFor('the held read subscribed', async () => (await roomSubscribers('wallet', room)) === 1);
-      await store(a, room, 'key');
-      const next = await store(a, room, 'wallet');
+      await store(pods.a, room, 'key');
+      const next = await store(pods.a, room, 'wallet');
       const res = await held;
       expect(res.body).to.deep.equal(streamBody(profile, next.epoch, 1, true, [asRead(next)]));
     });
@@ -198,7 +194,7 @@ for (const profile of API_PROFILES) {
       const before = await outcomes('timeout');
       let res: Reply | undefined;
       const commands = await commandsDuring(async () => {
-        res = await get(a.url, read(room, 'to=key&after=0&wait=1'));
+        res = await get(pods.a.url, read(room, 'to=key&after=0&wait=1'));
       });
       expect(res!.status).to.equal(200);
       expect(res!.body).to.deep.equal(streamBody(profile, null, 0, true, []));
@@ -218,11 +214,11 @@ for (const profile of API_PROFILES) {
       const room = `${profile}-shared`;
       let held: Promise<Reply>[] = [];
       const commands = await commandsDuring(async () => {
-        held = [1, 2, 3].map(() => get(a.url, read(room, 'to=key&after=0&wait=20')));
+        held = [1, 2, 3].map(() => get(pods.a.url, read(room, 'to=key&after=0&wait=20')));
         await waitFor('three held', async () => (await counter('relay_longpoll_waiting')) >= 3);
       });
       expect(commands.filter((args) => args[0]!.toLowerCase() === 'ssubscribe')).to.have.length(1);
-      const next = await store(b, room, 'key');
+      const next = await store(pods.b, room, 'key');
       for (const res of await Promise.all(held))
         expect(res.body).to.deep.equal(streamBody(profile, next.epoch, 1, true, [asRead(next)]));
     });
@@ -285,28 +281,24 @@ for (const name of TOPOLOGIES) {
   describe(`long-poll woken by a POST on the other pod, ${name} Redis`, function () {
     this.timeout(60_000);
     let topology: TestTopology;
-    let a: TestApi;
-    let b: TestApi;
     before(async () => {
       topology = await startTopology(name);
-      [a, b] = await Promise.all([startTestApi(topology.env), startTestApi(topology.env)]);
     });
-    after(async () => {
-      await Promise.all([a?.stop(), b?.stop()]);
-      await topology?.stop();
-    });
+    const pods = twoPods(() => topology.env);
+    // After the pods' own after hook.
+    after(() => topology?.stop());
 
     for (const side of ['key', 'wallet'] as const) {
       it(`${side}: the held read gets the record the other pod stored`, async () => {
         const room = `${name}-lp-${side}`;
-        const first = await store(b, room, side);
-        const held = get(a.url, read(room, `to=${side}&after=1&epoch=${first.epoch}&wait=20`));
+        const first = await store(pods.b, room, side);
+        const held = get(pods.a.url, read(room, `to=${side}&after=1&epoch=${first.epoch}&wait=20`));
         const channel = keys.roomChannel(side, room);
         await waitFor(
           'the held read subscribed',
           async () => (await shardSubscribers(topology, channel)) === 1,
         );
-        const next = await store(b, room, side);
+        const next = await store(pods.b, room, side);
         const res = await held;
         expect(res.body).to.deep.equal({
           success: true,
