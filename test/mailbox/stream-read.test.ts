@@ -15,6 +15,8 @@ import {
   type TestTopology,
 } from '../helpers/topologies.js';
 import { waitFor } from '../helpers/wait.js';
+import { bearer, pairToken, SESSION_ENV } from '../helpers/sessions.js';
+import { PAIR } from '../helpers/signing.js';
 
 const TYPES: Record<Side, string> = { key: 'tx', wallet: 'txid' };
 const body = (wkIdentity: string, side: Side) => ({
@@ -253,6 +255,22 @@ describe('long-poll bounds: LONGPOLL_PER_IP, SIGTERM', function () {
       expect((await held).body.data.records).to.deep.equal([next]);
     } finally {
       await Promise.all([one.stop(), none.stop()]);
+    }
+  });
+
+  it('AUTH_READS=required: a stream read needs the pair token as the plain read does; with it, it is answered', async () => {
+    const api = await startTestApi({ ...SESSION_ENV, AUTH_READS: 'required' });
+    try {
+      const path = `/v1/action/${PAIR.wkIdentity}?to=wallet&after=0&wait=1`;
+      const refused = await get(api.url, path);
+      expect(refused.status).to.equal(401);
+      expect(refused.body).to.deep.equal(errorBody(refused, 'AUTH_REQUIRED'));
+      const token = await pairToken(api.url, 'key', PAIR);
+      const res = await get(api.url, path, bearer(token));
+      expect(res.status).to.equal(200);
+      expect(Object.keys(res.body.data)).to.deep.equal(['epoch', 'offset', 'recovered', 'records']);
+    } finally {
+      await api.stop();
     }
   });
 
