@@ -17,7 +17,8 @@ export const OPTIONS = {
   runner: { type: 'string', default: 'dist' },
   phase: {
     type: 'string',
-    default: 'sync-get,not-modified,action-post,push,routed,routed-push,intake,verify,signed,longpoll,long',
+    default:
+      'sync-get,not-modified,action-post,push,routed,routed-push,intake,verify,signed,session,longpoll,long',
   },
   // A checkout of the relay before the pair's stream (its dependencies installed): the longpoll phase's baseline.
   'longpoll-before': { type: 'string' },

@@ -6,7 +6,8 @@
  * push intent, against storing only, and a long run for the relay's memory. Loopback only; raw results go to .bench/. See docs/benchmarks.md.
  *
  *   npm run bench -- [--duration 10] [--rounds 5] [--connections 64] [--warmup 3] [--long 60]
- *                    [--runner dist|tsx] [--phase sync-get,not-modified,action-post,push,routed,routed-push,intake,verify,signed,longpoll,long,
+ *                    [--runner dist|tsx] [--phase sync-get,not-modified,action-post,push,routed,routed-push,intake,verify,signed,session,
+ *                    longpoll,long,
  *                    sockets,storm,fanout]
  *                    [--profile] [--relay-node-args=--flag] [--socket-clients 19000] [--socket-rate 200]
  *                    [--socket-seconds 20] [--socket-idle-seconds 50] [--signed-requests 4000] [--storm-clients 5000] [--backlog 4096]
@@ -14,7 +15,9 @@
  *
  * `verify` measures one identity verification in this process (the curve with libsecp256k1, node:crypto and
  * @noble/curves); `signed` compares POST /v1/action unsigned, signed and with a stranger's junk signature, on a
- * relay per verification path (SIGNATURE_VERIFIER=node:crypto, then libsecp256k1).
+ * relay per verification path (SIGNATURE_VERIFIER=node:crypto, then libsecp256k1). `session` (bench/session.ts)
+ * measures one token check, GET /v1/action with a token against without, a write carrying a token against
+ * unsigned and signed ones, and the relay's CPU per exchange, on a pod with SESSION_KEYS.
  *
  * The sockets and storm phases are not in the default set (they start more pods and thousands of clients):
  * `npm run bench -- --phase storm`. `fanout` (bench/fanout.ts) starts four pods per channel mode:
@@ -39,6 +42,7 @@ import { notModified } from './not-modified.js';
 import { push, routed, routedPush } from './paired.js';
 import { HEADER, machine, OPTIONS, type Bench, type Phase } from './phase.js';
 import { actionAvailable, checkSameAnswer, seedSync } from './requests.js';
+import { sessions } from './session.js';
 import { signedWrites } from './signed.js';
 import { sockets, storm } from './sockets.js';
 import { syncGet } from './sync-get.js';
@@ -57,6 +61,7 @@ const PHASES: Phase[] = [
   intake,
   verify,
   signedWrites,
+  sessions,
   longPoll,
   long,
   sockets,

@@ -10,7 +10,7 @@ import type { VerifierPath } from '../src/identity/signature.js';
 import { dataOf, OTHER_PAIR, PAIR, publicKeyOf, signed, STRANGER_PRIVATE } from '../test/helpers/signing.js';
 
 // The same 10 KB `tx` as the other POST phases, for a pair whose script the signing helper knows.
-const TX = {
+export const TX = {
   chain: 'btc',
   wkIdentity: PAIR.wkIdentity,
   action: 'tx',
@@ -36,6 +36,10 @@ function junkBody(): string {
   });
 }
 
+/** `count` signed `tx` bodies, each with a nonce of its own, as the apps sign them. */
+export const signedBodies = (count: number) =>
+  Array.from({ length: count }, () => JSON.stringify(signed(TX, { purpose: 'action' })));
+
 export interface SignedRound {
   round: number;
   unsigned: Summary;
@@ -56,7 +60,8 @@ export interface SignedPhaseOptions {
   fmt: (s: Summary) => string;
 }
 
-function run(relay: Child, connections: number, bodies: string[]) {
+/** POST /v1/action with each of `bodies` once (and `headers` beside the content type). */
+export function postActions(relay: Child, connections: number, bodies: string[], headers = {}) {
   let next = 0;
   return drive(relay.process.pid!, {
     url: `${relay.url}/v1/action`,
@@ -65,7 +70,7 @@ function run(relay: Child, connections: number, bodies: string[]) {
     requests: [
       {
         method: 'POST',
-        headers: JSON_HEADERS,
+        headers: { ...JSON_HEADERS, ...headers },
         setupRequest: (request) => ({ ...request, body: bodies[next++ % bodies.length] }),
       },
     ],
@@ -77,15 +82,14 @@ export async function signedPhase(relay: Child, options: SignedPhaseOptions) {
   out(`POST /v1/action unsigned, signed, junk-signed: ${rounds} interleaved rounds of ${requests} requests`);
   const unsignedBodies = [JSON.stringify(TX)];
   const junk = Array.from({ length: requests }, junkBody);
-  const signBodies = () =>
-    Array.from({ length: requests }, () => JSON.stringify(signed(TX, { purpose: 'action' })));
+  const signBodies = () => signedBodies(requests);
   // Warm-up: every path once at volume.
-  await run(
+  await postActions(
     relay,
     connections,
     Array.from({ length: requests }, () => unsignedBodies[0]!),
   );
-  await run(relay, connections, signBodies());
+  await postActions(relay, connections, signBodies());
   out(options.header + ['cpu ratio', 'rps ratio'].map((h) => h.padStart(10)).join(''));
   const results: SignedRound[] = [];
   for (let i = 1; i <= rounds; i++) {
@@ -100,7 +104,7 @@ export async function signedPhase(relay: Child, options: SignedPhaseOptions) {
           : kind === 'junk'
             ? junk
             : Array.from({ length: requests }, () => unsignedBodies[0]!);
-      runs[kind] = (await run(relay, connections, bodies)).summary;
+      runs[kind] = (await postActions(relay, connections, bodies)).summary;
     }
     const row: SignedRound = {
       round: i,

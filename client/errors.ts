@@ -12,7 +12,7 @@ export const UNEXPECTED_RESPONSE = 'UNEXPECTED_RESPONSE';
  * (`code` UNEXPECTED_RESPONSE: a proxy's page, or a relay running another API_PROFILE than the client's).
  */
 export class RelayError extends Error {
-  override readonly name = 'RelayError';
+  override readonly name: string = 'RelayError';
 
   constructor(
     readonly status: number,
@@ -24,6 +24,40 @@ export class RelayError extends Error {
     readonly retryAfter: number | undefined,
   ) {
     super(message);
+  }
+}
+
+/** Code of a `SessionEnded` by `close()` or `revoke()` of the session itself: the relay said nothing. */
+export const SESSION_CLOSED = 'SESSION_CLOSED';
+
+/**
+ * Why a session ended: `ended` the relay refused its token as ended (revoked, the side's pin changed, its signing
+ * key retired), `refused` the relay refused to renew it (the keys no longer fit the pair), `closed` the app
+ * closed or revoked it.
+ */
+export type SessionEndReason = 'ended' | 'refused' | 'closed';
+
+/**
+ * The session is over and renews no more (docs/api.md#sessions): every call of it rejects with this, its sockets
+ * stop joining. A RelayError with the relay's answer that ended it (401 AUTH_EXPIRED "session ended", or the
+ * renewal's refusal), or status 0 and the code SESSION_CLOSED. To go on, the app starts a new session (signing
+ * a new challenge) or reacts as it sees fit: a revocation it did not make is a sign of a lost device.
+ */
+export class SessionEnded extends RelayError {
+  override readonly name: string = 'SessionEnded';
+
+  constructor(
+    readonly reason: SessionEndReason,
+    cause: RelayError | undefined,
+  ) {
+    super(
+      cause?.status ?? 0,
+      cause?.code ?? SESSION_CLOSED,
+      cause ? `the session ended: ${cause.message}` : 'the session was closed',
+      cause?.requestId,
+      cause?.details,
+      cause?.retryAfter,
+    );
   }
 }
 

@@ -1,5 +1,5 @@
 import { io, type Socket } from 'socket.io-client';
-import { CLOSED_BEFORE_JOIN, JoinError } from './errors.js';
+import { CLOSED_BEFORE_JOIN, JoinError, SessionEnded } from './errors.js';
 import { signBody, type PairKeys } from './signing.js';
 import type { ActionRecord } from './types.js';
 
@@ -17,6 +17,14 @@ export interface EventOptions {
   onRefused?: (code: string) => void;
   /** After a refusal worth retrying (the relay closed the socket), connect again this much later (default 5000 ms). */
   rejoinDelayMs?: number;
+}
+
+/** A session's token for the joins of its pair and side (docs/api.md#sessions). */
+export interface JoinToken {
+  /** The token to join with now; rejects with SessionEnded once the session is over. */
+  token(): Promise<string>;
+  /** After a join refused AUTH_EXPIRED: resolves when the session holds (its token renewed if it ran out). */
+  confirm(): Promise<void>;
 }
 
 /** The relay's answer to a join (docs/api.md#join-and-leave). */
@@ -49,6 +57,8 @@ export class RelayEvents {
     baseUrl: string,
     private readonly side: Side,
     private readonly options: EventOptions,
+    /** Joins carry this session's token instead of a signature (RelaySession.connectEvents gives it). */
+    private readonly session?: JoinToken,
   ) {
     this.joined = new Promise((resolve, reject) => {
       this.settleJoined = { resolve, reject };
@@ -62,9 +72,13 @@ export class RelayEvents {
     this.socket.on('disconnect', (reason) => {
       // The relay closed the socket (a join it refused): socket.io-client does not reconnect by itself.
       if (reason === 'io server disconnect' && !this.closed) {
-        this.rejoin = setTimeout(() => this.socket.connect(), this.options.rejoinDelayMs ?? 5000);
+        this.rejoin = setTimeout(() => this.socket.connect(), this.rejoinDelay);
       }
     });
+  }
+
+  private get rejoinDelay(): number {
+    return this.options.rejoinDelayMs ?? 5000;
   }
 
   /** Calls `handler` with the stored record of every action of this type the relay emits to the pair. */
@@ -92,17 +106,37 @@ export class RelayEvents {
 
   private join(): void {
     const data = { wkIdentity: this.options.wkIdentity };
-    const sent = this.options.sign ? { ...data, ...signBody(data, 'join', this.options.sign) } : data;
-    this.socket.emit('join', sent, (answer: JoinAnswer | undefined) => {
+    if (!this.session) {
+      this.emitJoin(this.options.sign ? { ...data, ...signBody(data, 'join', this.options.sign) } : data);
+      return;
+    }
+    this.session.token().then(
+      // A socket.io emit while disconnected would wait and go out on the next connection, beside its own join.
+      (token) => this.socket.connected && !this.closed && this.emitJoin({ ...data, token }),
+      (err: unknown) => {
+        if (err instanceof SessionEnded) this.refuse(err.code);
+        // The token could not be renewed yet: joined again later on this connection.
+        else this.rejoin = setTimeout(() => this.socket.connected && this.join(), this.rejoinDelay);
+      },
+    );
+  }
+
+  private emitJoin(data: Record<string, unknown>): void {
+    this.socket.emit('join', data, (answer: JoinAnswer | undefined) => {
       if (answer?.ok === true) {
         this.settleJoined.resolve();
         this.options.onJoined?.();
+      } else if (answer?.code === 'AUTH_EXPIRED' && this.session) {
+        // An ended session refuses for good; a token that ran out is renewed, and the reconnect joins with it.
+        this.session.confirm().catch(() => this.refuse('AUTH_EXPIRED'));
       } else if (typeof answer?.code === 'string' && isFinal(answer.code)) {
-        this.end(
-          new JoinError(answer.code, `the relay refused the join on /v1/socket/${this.side}: ${answer.code}`),
-        );
-        this.options.onRefused?.(answer.code);
+        this.refuse(answer.code);
       }
     });
+  }
+
+  private refuse(code: string): void {
+    this.end(new JoinError(code, `the relay refused the join on /v1/socket/${this.side}: ${code}`));
+    this.options.onRefused?.(code);
   }
 }

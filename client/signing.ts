@@ -1,7 +1,8 @@
 import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { ripemd160 } from '@noble/hashes/legacy.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, concatBytes, hexToBytes, randomBytes, utf8ToBytes } from '@noble/hashes/utils.js';
-import { base64, bech32 } from '@scure/base';
+import { base58check, base64, bech32 } from '@scure/base';
 
 /**
  * Identity-signed requests (docs/api.md#identity-signed-requests): the four fields an app adds to a write or a
@@ -9,8 +10,11 @@ import { base64, bech32 } from '@scure/base';
  * purpose, the pair, a fresh nonce and the hash of the body.
  */
 
-/** What a message is signed for: `POST /v1/action`, `/v1/token`, `/v1/sync` (and `/v1/recoverypub`), `join`. */
-export type Purpose = 'action' | 'token' | 'sync' | 'join';
+/**
+ * What a message is signed for: `POST /v1/action`, `/v1/token`, `/v1/sync` (and `/v1/recoverypub`), `join`, and
+ * `session` (a session's challenge, docs/api.md#sessions).
+ */
+export type Purpose = 'action' | 'token' | 'sync' | 'join' | 'session';
 
 /** The fields a signature adds; never part of what `data` hashes. */
 export const CREDENTIAL_FIELDS = ['signature', 'message', 'publicKey', 'witnessScript'] as const;
@@ -29,6 +33,9 @@ export interface PairKeys {
   walletPublicKey: string;
   keyPublicKey: string;
 }
+
+/** The three fields a wallet identity key signs with: a `walletIdentity` names no script. */
+export type WalletCredential = Omit<Credential, 'witnessScript'>;
 
 /** Fixed values instead of the clock and a random nonce (reproducing a test vector). */
 export interface SignOptions {
@@ -66,6 +73,18 @@ function varint(length: number): Uint8Array {
 
 const privateKeyBytes = (key: Uint8Array | string) => (typeof key === 'string' ? hexToBytes(key) : key);
 
+/** The compressed public key (66 hex characters) of a private key. */
+export const publicKeyOf = (privateKey: Uint8Array | string) =>
+  bytesToHex(secp256k1.getPublicKey(privateKeyBytes(privateKey), true));
+
+const base58 = base58check(sha256);
+
+/** The `walletIdentity` of a key: the P2PKH address of its compressed public key, `m…`/`n…` on test networks. */
+export function walletIdentityOf(publicKey: string, testnet = false): string {
+  const hash = ripemd160(sha256(hexToBytes(publicKey)));
+  return base58.encode(concatBytes(Uint8Array.of(testnet ? 0x6f : 0x00), hash));
+}
+
 /**
  * A BIP-137 "Bitcoin Signed Message" signature for a compressed key, base64 of 65 bytes: header 31 + recovery
  * id, then r ‖ s, over SHA-256(SHA-256(magic ‖ varint(length) ‖ message)); deterministic (RFC 6979).
@@ -81,6 +100,24 @@ export function signMessage(message: string, privateKey: Uint8Array | string): s
   return base64.encode(signature);
 }
 
+/** `message` for `identity` and `body`, signed for `purpose` by `privateKey`, and the signer's public key. */
+function signFor(
+  identity: string,
+  body: Readonly<Record<string, unknown>>,
+  purpose: Purpose,
+  privateKey: Uint8Array | string,
+  options: SignOptions,
+): WalletCredential {
+  const message = JSON.stringify({
+    timestamp: options.timestamp ?? Date.now(),
+    action: purpose,
+    identity,
+    nonce: options.nonce ?? bytesToHex(randomBytes(32)),
+    data: bodyDigest(body),
+  });
+  return { signature: signMessage(message, privateKey), message, publicKey: publicKeyOf(privateKey) };
+}
+
 /**
  * The four fields for `body` (which names its pair in `wkIdentity`), signed for `purpose` by `keys.privateKey`.
  * Send the body with these fields added after its own, unchanged: the relay hashes what it parses.
@@ -92,21 +129,29 @@ export function signBody(
   options: SignOptions = {},
 ): Credential {
   if (typeof body.wkIdentity !== 'string') throw new TypeError('a signed body names its pair in wkIdentity');
-  const publicKey = bytesToHex(secp256k1.getPublicKey(privateKeyBytes(keys.privateKey), true));
+  const publicKey = publicKeyOf(keys.privateKey);
   if (![keys.walletPublicKey, keys.keyPublicKey].some((key) => key.toLowerCase() === publicKey)) {
     throw new TypeError('the private key is neither of the pair’s two keys');
   }
-  const message = JSON.stringify({
-    timestamp: options.timestamp ?? Date.now(),
-    action: purpose,
-    identity: body.wkIdentity,
-    nonce: options.nonce ?? bytesToHex(randomBytes(32)),
-    data: bodyDigest(body),
-  });
   return {
-    signature: signMessage(message, keys.privateKey),
-    message,
-    publicKey,
+    ...signFor(body.wkIdentity, body, purpose, keys.privateKey, options),
     witnessScript: witnessScriptOf(keys.walletPublicKey, keys.keyPublicKey),
   };
+}
+
+/**
+ * The three fields for `body` (which names the key's own address, mainnet or testnet, in `walletIdentity`),
+ * signed for `purpose` by the wallet identity key `privateKey`: the credential of a wallet session's exchange.
+ */
+export function signWalletBody(
+  body: Readonly<Record<string, unknown>>,
+  purpose: Purpose,
+  privateKey: Uint8Array | string,
+  options: SignOptions = {},
+): WalletCredential {
+  const publicKey = publicKeyOf(privateKey);
+  if (![false, true].some((testnet) => body.walletIdentity === walletIdentityOf(publicKey, testnet))) {
+    throw new TypeError('a wallet-signed body names the key’s own address in walletIdentity');
+  }
+  return signFor(body.walletIdentity as string, body, purpose, privateKey, options);
 }

@@ -36,7 +36,13 @@ Usage:
     python3 sign_body.py sign --key KEY --other-public-key PUBLIC_KEY --purpose PURPOSE
                               [--timestamp MS] [--nonce HEX] [--fields] < body.json
         the request to POST: the body from stdin (its keys in their order) then the four fields, signed with KEY
-        (64 hex or WIF) for PURPOSE (action, token, sync, join); --fields prints the four fields alone
+        (64 hex or WIF) for PURPOSE (action, token, sync, join, session); --fields prints the four fields alone.
+        Without --other-public-key the body names KEY's own address in walletIdentity, and three fields follow
+        it (no witnessScript): a wallet session's exchange
+    python3 sign_body.py session --relay URL --key KEY [--other-public-key PUBLIC_KEY --side SIDE] [--testnet]
+        a session (docs/api.md, "Sessions"): asks the relay for a challenge, signs it (purpose session) with KEY
+        and exchanges it; prints the answer {"token", "tokenType", "expiresAt", "expiresIn", ...}. With the pair's
+        other key and a side (key or wallet): a token for the pair; without: for KEY's walletIdentity
     python3 sign_body.py data < bodies.jsonl
         one JSON body per line on stdin, one `data` per line on stdout
 """
@@ -59,7 +65,7 @@ except ImportError:  # the body hash needs only the standard library
     ecdsa = None
 
 CREDENTIAL_FIELDS = ("signature", "message", "publicKey", "witnessScript")
-PURPOSES = ("action", "token", "sync", "join")
+PURPOSES = ("action", "token", "sync", "join", "session")
 
 ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
@@ -286,18 +292,18 @@ def wk_identity_of(witness_script, testnet=False):
     return hrp + "1" + "".join(BECH32[word] for word in words + checksum)
 
 
-def sign_body(body, purpose, private_key, other_public_key, timestamp=None, nonce=None):
-    """The four fields for `body` (which names its pair in wkIdentity), signed for `purpose` by `private_key`."""
+def signed_fields(identity, body, purpose, private_key, timestamp=None, nonce=None):
+    """signature, message and publicKey: `message` binds `purpose`, `identity`, a nonce and the body's hash. A
+    session's nonce is its challenge, the default for purpose `session`."""
     if purpose not in PURPOSES:
         raise ValueError("purpose is one of %s" % ", ".join(PURPOSES))
-    if not isinstance(body.get("wkIdentity"), str):
-        raise ValueError("a signed body names its pair in wkIdentity")
-    public_key = public_key_of(private_key)
+    if nonce is None and purpose == "session":
+        nonce = body.get("challenge")
     message = js_json(
         {
             "timestamp": time.time_ns() // 1_000_000 if timestamp is None else timestamp,
             "action": purpose,
-            "identity": body["wkIdentity"],
+            "identity": identity,
             "nonce": secrets.token_hex(32) if nonce is None else nonce,
             "data": body_data(body),
         }
@@ -305,9 +311,59 @@ def sign_body(body, purpose, private_key, other_public_key, timestamp=None, nonc
     return {
         "signature": sign_message(message, private_key),
         "message": message,
-        "publicKey": public_key.hex(),
-        "witnessScript": witness_script_of(public_key, other_public_key),
+        "publicKey": public_key_of(private_key).hex(),
     }
+
+
+def sign_body(body, purpose, private_key, other_public_key, timestamp=None, nonce=None):
+    """The four fields for `body` (which names its pair in wkIdentity), signed for `purpose` by `private_key`."""
+    if not isinstance(body.get("wkIdentity"), str):
+        raise ValueError("a signed body names its pair in wkIdentity")
+    fields = signed_fields(body["wkIdentity"], body, purpose, private_key, timestamp, nonce)
+    fields["witnessScript"] = witness_script_of(public_key_of(private_key), other_public_key)
+    return fields
+
+
+def sign_wallet_body(body, purpose, private_key, timestamp=None, nonce=None):
+    """The three fields for `body` (which names the key's own P2PKH address in walletIdentity, mainnet or
+    testnet), signed for `purpose` by the wallet identity key: a wallet session's exchange has no script."""
+    public_key = public_key_of(private_key)
+    if body.get("walletIdentity") not in (p2pkh_address(public_key), p2pkh_address(public_key, testnet=True)):
+        raise ValueError("a wallet-signed body names the key's own address in walletIdentity")
+    return signed_fields(body["walletIdentity"], body, purpose, private_key, timestamp, nonce)
+
+
+def post_json(relay, path, request, token=None):
+    """POSTs the bytes `request` to the relay; (status, parsed answer), a refusal's envelope included."""
+    headers = {"content-type": "application/json"}
+    if token is not None:
+        headers["authorization"] = "Bearer " + token
+    post = urllib.request.Request(relay.rstrip("/") + path, data=request, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(post) as answer:
+            return answer.status, json.loads(answer.read().decode("utf-8"))
+    except urllib.error.HTTPError as refused:
+        return refused.code, json.loads(refused.read().decode("utf-8"))
+
+
+def open_session(relay, private_key, other_public_key=None, side=None, testnet=False):
+    """A session token (docs/api.md, "Sessions"): a challenge for the pair and side (or, without the other key,
+    for the key's walletIdentity), signed with purpose `session` and the challenge as the nonce, then exchanged.
+    Answers (status, parsed answer) of the exchange, or of the challenge when the relay refused it."""
+    public_key = public_key_of(private_key)
+    if other_public_key is None:
+        subject = {"walletIdentity": p2pkh_address(public_key, testnet)}
+    else:
+        subject = {"wkIdentity": wk_identity_of(witness_script_of(public_key, other_public_key), testnet), "side": side}
+    status, asked = post_json(relay, "/v1/session/challenge", js_json(subject).encode("utf-8"))
+    if status != 200:
+        return status, asked
+    body = {**subject, "challenge": asked["data"]["challenge"]}
+    if other_public_key is None:
+        credential = sign_wallet_body(body, "session", private_key)
+    else:
+        credential = sign_body(body, "session", private_key, other_public_key)
+    return post_json(relay, "/v1/session", signed_request(body, credential))
 
 
 def signed_request(body, credential):
@@ -334,15 +390,8 @@ def demo(relay):
     if relay is None:
         print("POST /v1/action:     %s" % request.decode("utf-8"))
         return 0
-    post = urllib.request.Request(
-        relay.rstrip("/") + "/v1/action", data=request, headers={"content-type": "application/json"}, method="POST"
-    )
-    try:
-        with urllib.request.urlopen(post) as answer:
-            status, text = answer.status, answer.read().decode("utf-8")
-    except urllib.error.HTTPError as refused:
-        status, text = refused.code, refused.read().decode("utf-8")
-    print("POST /v1/action:     %d %s" % (status, text))
+    status, answer = post_json(relay, "/v1/action", request)
+    print("POST /v1/action:     %d %s" % (status, js_json(answer)))
     return 0 if status == 200 else 1
 
 
@@ -357,11 +406,17 @@ def main(argv):
     pair.add_argument("--testnet", action="store_true")
     sign = commands.add_parser("sign", help="the request to POST for the JSON body on stdin")
     sign.add_argument("--key", required=True, help="the signer's private key: 64 hex or WIF")
-    sign.add_argument("--other-public-key", required=True, help="the pair's other public key (66 hex)")
+    sign.add_argument("--other-public-key", help="the pair's other public key (66 hex); none: a wallet body")
     sign.add_argument("--purpose", required=True, choices=PURPOSES)
     sign.add_argument("--timestamp", type=int, help="epoch milliseconds (default: now)")
     sign.add_argument("--nonce", help="64 hex (default: random)")
     sign.add_argument("--fields", action="store_true", help="print the four fields alone")
+    session = commands.add_parser("session", help="a session token: challenge, signature, exchange")
+    session.add_argument("--relay", required=True, help="the relay's base URL")
+    session.add_argument("--key", required=True, help="the signer's private key: 64 hex or WIF")
+    session.add_argument("--other-public-key", help="the pair's other public key (66 hex); none: a wallet session")
+    session.add_argument("--side", choices=("key", "wallet"), help="the side of the pair the token is for")
+    session.add_argument("--testnet", action="store_true")
     commands.add_parser("data", help="`data` of each JSON body on stdin, one per line")
     args = parser.parse_args(argv)
 
@@ -385,9 +440,20 @@ def main(argv):
         print(js_json({"witnessScript": script, "wkIdentity": wk_identity_of(script, args.testnet)}))
     elif args.command == "sign":
         body = json.loads(sys.stdin.read())
-        private_key, other_public_key = private_key_of(args.key), bytes.fromhex(args.other_public_key)
-        credential = sign_body(body, args.purpose, private_key, other_public_key, args.timestamp, args.nonce)
+        private_key = private_key_of(args.key)
+        if args.other_public_key is None:
+            credential = sign_wallet_body(body, args.purpose, private_key, args.timestamp, args.nonce)
+        else:
+            other_public_key = bytes.fromhex(args.other_public_key)
+            credential = sign_body(body, args.purpose, private_key, other_public_key, args.timestamp, args.nonce)
         print(js_json(credential) if args.fields else signed_request(body, credential).decode("utf-8"))
+    elif args.command == "session":
+        if (args.other_public_key is None) != (args.side is None):
+            parser.error("session: --other-public-key and --side go together (neither: a wallet session)")
+        other_public_key = None if args.other_public_key is None else bytes.fromhex(args.other_public_key)
+        status, answer = open_session(args.relay, private_key_of(args.key), other_public_key, args.side, args.testnet)
+        print(js_json(answer.get("data", answer)))
+        return 0 if status == 200 else 1
     else:
         for line in sys.stdin:
             if line.strip():

@@ -23,7 +23,7 @@ import { API_PROFILES } from '../../src/core/config/config.js';
 import { keysFor } from '../../src/core/redis/keys.js';
 import { MarketStore } from '../../src/market/store.js';
 import { post, startTestApi, type TestApi } from '../helpers/api.js';
-import { checkContract } from '../helpers/contract.js';
+import { checkedFetch, type Sent } from '../helpers/client-fetch.js';
 import { redis } from '../helpers/redis.js';
 import {
   KEY_PRIVATE,
@@ -52,29 +52,22 @@ const walletKeys: PairKeys = {
 };
 const keyKeys: PairKeys = { ...walletKeys, privateKey: KEY_PRIVATE.toString('hex') };
 
-/** The X-Request-Id of the last response the client received. */
-let lastRequestId: string | null = null;
+/** The requests the clients of this file made, the last one's X-Request-Id among them. */
+const sent: Sent[] = [];
+const lastRequestId = () => sent.at(-1)?.requestId;
 /** The If-None-Match of the last request the client sent, and the status it got. */
-let lastExchange: { ifNoneMatch: string | null; status: number } | undefined;
+const lastExchange = () => {
+  const last = sent.at(-1);
+  return last && { ifNoneMatch: last.ifNoneMatch, status: last.status };
+};
 
 /** A client of `api` whose every response is checked against the OpenAPI document, as the other tests' are. */
 function clientOf(api: TestApi): RelayClient {
-  const checked: typeof fetch = async (input, init) => {
-    const res = await fetch(input, init);
-    const target = new URL(input as string).pathname;
-    const text = await res.clone().text();
-    checkContract(api.url, {
-      method: init?.method ?? 'GET',
-      target,
-      status: res.status,
-      headers: res.headers,
-      text,
-    });
-    lastRequestId = res.headers.get('x-request-id');
-    lastExchange = { ifNoneMatch: new Headers(init?.headers).get('if-none-match'), status: res.status };
-    return res;
-  };
-  return new RelayClient({ baseUrl: `${api.url}/`, profile: api.config.apiProfile, fetch: checked });
+  return new RelayClient({
+    baseUrl: `${api.url}/`,
+    profile: api.config.apiProfile,
+    fetch: checkedFetch(api.url, sent),
+  });
 }
 
 /** The error `call` is rejected with, a RelayError unless `type` says otherwise (JoinError for `joined`). */
@@ -244,7 +237,7 @@ for (const profile of API_PROFILES) {
       expect(missing).to.include({
         status: 404,
         code: 'NOT_FOUND',
-        requestId: lastRequestId,
+        requestId: lastRequestId(),
         retryAfter: undefined,
       });
       expect(missing.message).to.equal('No synchronization record for this wallet identity.');
@@ -276,19 +269,19 @@ for (const profile of API_PROFILES) {
       const poller = clientOf(api);
       const first = await client.postAction(txBody);
       expect(await poller.getAction(PAIR.wkIdentity)).to.deep.equal(first);
-      expect(lastExchange).to.deep.equal({ ifNoneMatch: null, status: 200 });
+      expect(lastExchange()).to.deep.equal({ ifNoneMatch: null, status: 200 });
       const tag = `"${first.id}"`;
       expect(await poller.getAction(PAIR.wkIdentity)).to.deep.equal(first);
-      expect(lastExchange).to.deep.equal({ ifNoneMatch: tag, status: 304 });
+      expect(lastExchange()).to.deep.equal({ ifNoneMatch: tag, status: 304 });
       const reply = await client.postAction(txidBody);
       expect(await poller.getAction(PAIR.wkIdentity)).to.deep.equal(reply);
-      expect(lastExchange).to.deep.equal({ ifNoneMatch: tag, status: 200 });
+      expect(lastExchange()).to.deep.equal({ ifNoneMatch: tag, status: 200 });
       await redis().del(keys.action(PAIR.wkIdentity));
       expect(await refusal(poller.getAction(PAIR.wkIdentity))).to.include({ status: 404, code: 'NOT_FOUND' });
       // After a 404 nothing is held: the next read asks unconditionally.
       const again = await client.postAction(txBody);
       expect(await poller.getAction(PAIR.wkIdentity)).to.deep.equal(again);
-      expect(lastExchange).to.deep.equal({ ifNoneMatch: null, status: 200 });
+      expect(lastExchange()).to.deep.equal({ ifNoneMatch: null, status: 200 });
     });
 
     it('pollAction reads a direction after a position; with wait, the relay holds it until the next record', async () => {
@@ -349,7 +342,7 @@ for (const profile of API_PROFILES) {
     it('getTokenInfo answers the token; a bad address is RelayError INVALID_PARAMETER with details', async () => {
       expect(await client.getTokenInfo('eth', USDC)).to.deep.equal(USDC_INFO);
       const bad = await refusal(client.getTokenInfo('eth', '0x12'));
-      expect(bad).to.include({ status: 400, code: 'INVALID_PARAMETER', requestId: lastRequestId });
+      expect(bad).to.include({ status: 400, code: 'INVALID_PARAMETER', requestId: lastRequestId() });
       expect(bad.details?.map((d) => d.field)).to.deep.equal(['/params/address']);
       // Path segments are encoded: a `/` stays in its segment and is refused, never a different route.
       expect(await refusal(client.getTokenInfo('eth/x', USDC))).to.include({
@@ -533,7 +526,7 @@ describe('client: signed writes and joins on a relay with AUTH_MODE=required', (
       walletTokens: 1,
     });
     const limited = await refusal(token('fcm-wallet-2'));
-    expect(limited).to.include({ status: 429, code: 'RATE_LIMITED', requestId: lastRequestId });
+    expect(limited).to.include({ status: 429, code: 'RATE_LIMITED', requestId: lastRequestId() });
     expect(limited.retryAfter).to.be.a('number').within(1, 3600);
     expect(await redis().zrange(keys.tokens(PAIR.wkIdentity, 'wallet'), 0, -1)).to.deep.equal([
       'fcm-wallet-1',

@@ -115,7 +115,11 @@ describe('client package and docs/quickstart.md', function () {
       expect(name, file).to.be.a('string');
       await writeFile(join(project, name!), `${file}\n`);
     }
-    api = await startTestApi({ AUTH_MODE: 'required', AUTH_ROUTES: 'sync=optional' });
+    api = await startTestApi({
+      AUTH_MODE: 'required',
+      AUTH_ROUTES: 'sync=optional',
+      SESSION_KEYS: `k1:${Buffer.alloc(32, 3).toString('base64')}`,
+    });
   });
 
   after(async () => {
@@ -243,6 +247,37 @@ describe('client package and docs/quickstart.md', function () {
     key.kill();
   });
 
+  it('plain JavaScript: a session of the installed package joins with its token, and ends with SessionEnded', async () => {
+    await writeFile(
+      join(project, 'session.mjs'),
+      `import { RelayError, SessionEnded } from '@multisig-relay/client';
+import { keyKeys, relay, walletKeys, wkIdentity } from './pair.mjs';
+
+const ended = [];
+const session = await relay.session('key', keyKeys, { onEnded: (err) => ended.push(err.reason) });
+const { tokenType, side, expiresIn } = session.grant;
+console.log(tokenType, side, expiresIn);
+const events = session.connectEvents('key', { wkIdentity });
+await events.joined;
+console.log('joined with the token');
+const wallet = await relay.session('wallet', walletKeys);
+await wallet.revoke('key');
+// Each pod of the relay sees a revocation within a second: read until this one does.
+let err;
+while (!((err = await session.getAction(wkIdentity).catch((e) => e)) instanceof SessionEnded)) {
+  await new Promise((resolve) => setTimeout(resolve, 100));
+}
+console.log(err instanceof SessionEnded, err instanceof RelayError, err.reason, err.status, err.code, ended.join());
+events.close();
+wallet.close();
+`,
+    );
+    const output = await run('node session.mjs', project, userEnv({ RELAY_URL: api.url }));
+    expect(output).to.equal(
+      ['Bearer key 3600', 'joined with the token', 'true true ended 401 AUTH_EXPIRED ended', ''].join('\n'),
+    );
+  });
+
   it('strict NodeNext TypeScript compiles against the installed types, and they refuse a wrong call', async () => {
     await writeFile(
       join(project, 'tsconfig.json'),
@@ -264,12 +299,19 @@ describe('client package and docs/quickstart.md', function () {
   JoinError,
   RelayClient,
   RelayError,
+  RelaySession,
+  SessionEnded,
   signBody,
+  signWalletBody,
+  walletIdentityOf,
   wkIdentityOf,
   type ActionRecord,
   type Credential,
   type PairKeys,
+  type SessionEndReason,
+  type SessionGrant,
   type SyncRecord,
+  type WalletCredential,
 } from '@multisig-relay/client';
 
 const relay = new RelayClient({ baseUrl: 'http://127.0.0.1:9876', profile: 'ssp-apps' });
@@ -287,11 +329,27 @@ const events = relay
 const joined: Promise<void> = events.joined;
 const codeOf = (err: unknown): string | undefined =>
   err instanceof RelayError || err instanceof JoinError ? err.code : undefined;
+const session: Promise<RelaySession> = relay.session('wallet', keys, {
+  renewBeforeSeconds: 600,
+  onEnded: (ended: SessionEnded) => ended.reason,
+});
+const grant = async (): Promise<SessionGrant> => (await session).grant;
+const reason = async (): Promise<SessionEndReason> => (await (await session).ended).reason;
+const walletPairing = async (): Promise<SyncRecord> => {
+  const wallet: RelaySession = await relay.walletSession(keys.privateKey, { testnet: true });
+  return wallet.getSync(walletIdentityOf('02aa', true));
+};
+const walletCredential: WalletCredential = signWalletBody({ walletIdentity: '1x' }, 'session', keys.privateKey);
+const sessionEvents = async () => (await session).connectEvents('wallet', { wkIdentity }).joined;
+// @ts-expect-error a session is for the 'key' or the 'wallet' side
+void relay.session('both', keys);
+// @ts-expect-error a token ends with the session: it has no setter
+void session.then((s) => (s.grant = { token: '' }));
 // @ts-expect-error a side is 'key' or 'wallet'
 relay.connectEvents('keys', { wkIdentity });
 // @ts-expect-error an action needs its payload
 void relay.postAction({ chain: 'btc', wkIdentity, action: 'tx' });
-export { codeOf, credential, joined, pairing, record };
+export { codeOf, credential, grant, joined, pairing, reason, record, sessionEvents, walletCredential, walletPairing };
 `,
     );
     await run(

@@ -5,10 +5,16 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { base58check } from '@scure/base';
 import { expect } from 'chai';
-import { signBody, witnessScriptOf, wkIdentityOf, type PairKeys } from '../../client/index.js';
+import {
+  signBody,
+  signWalletBody,
+  witnessScriptOf,
+  wkIdentityOf,
+  type PairKeys,
+} from '../../client/index.js';
 import { keysFor } from '../../src/core/redis/keys.js';
 import { p2pkhAddress } from '../../src/identity/bitcoin.js';
-import { post, startTestApi, type TestApi } from '../helpers/api.js';
+import { get, post, startTestApi, type TestApi } from '../helpers/api.js';
 import { redis } from '../helpers/redis.js';
 import {
   KEY_PRIVATE,
@@ -140,6 +146,29 @@ describe('the Python signing reference (client/examples/sign_body.py)', function
       }),
     );
     expect([...headers].sort()).to.deep.equal([31, 32]);
+  });
+
+  it('signs a session challenge (purpose session, the challenge its nonce) as the TypeScript signer: a pair’s four fields, a wallet key’s three', async () => {
+    const challenge = 'c3'.repeat(32);
+    const timestamp = ['--timestamp', String(VECTOR.now), '--fields'];
+    const pairBody = { wkIdentity: PAIR.wkIdentity, side: 'key', challenge };
+    const keyKeys: PairKeys = {
+      privateKey: KEY_PRIVATE,
+      walletPublicKey: WALLET_PUBLIC,
+      keyPublicKey: KEY_PUBLIC,
+    };
+    expect(JSON.parse(await pythonSigned(pairBody, 'key', 'session', timestamp))).to.deep.equal(
+      signBody(pairBody, 'session', keyKeys, { timestamp: VECTOR.now, nonce: challenge }),
+    );
+    const walletBody = { walletIdentity: PAIR.walletIdentity, challenge };
+    const walletSigned = await run(
+      ['sign', '--key', WALLET_PRIVATE.toString('hex'), '--purpose', 'session', ...timestamp],
+      JSON.stringify(walletBody),
+    );
+    expect(JSON.parse(walletSigned)).to.deep.equal(
+      signWalletBody(walletBody, 'session', WALLET_PRIVATE, { timestamp: VECTOR.now, nonce: challenge }),
+    );
+    expect(Object.keys(JSON.parse(walletSigned))).to.deep.equal(['signature', 'message', 'publicKey']);
   });
 
   it('writes the signed message’s length as Bitcoin’s varint: a real message always in the 3-byte 0xfd form', async () => {
@@ -290,6 +319,58 @@ print(sign_body.signed_request(body, sign_body.sign_body(body, "action", key, by
       const { data } = JSON.parse(answer[2]!);
       expect(data).to.include({ chain: 'btc', wkIdentity, action: 'tx', payload: 'deadbeef', path: '0-0' });
       expect(await stored(keys.action(wkIdentity))).to.deep.equal(data);
+    });
+  });
+
+  describe('sessions against a relay with SESSION_KEYS and AUTH_READS=required', () => {
+    let api: TestApi;
+    before(async () => {
+      api = await startTestApi({
+        SESSION_KEYS: `k1:${Buffer.alloc(32, 9).toString('base64')}`,
+        AUTH_READS: 'required',
+      });
+    });
+    after(() => api?.stop());
+
+    const session = (key: Buffer, extra: string[]) =>
+      run(['session', '--relay', api.url, '--key', key.toString('hex'), ...extra]).then(
+        (out) => JSON.parse(out) as Record<string, unknown>,
+      );
+
+    it('the session command exchanges a pair’s challenge; its token reads the pair’s mailbox', async () => {
+      const grant = await session(KEY_PRIVATE, ['--other-public-key', WALLET_PUBLIC, '--side', 'key']);
+      expect(grant).to.deep.equal({
+        token: grant.token,
+        tokenType: 'Bearer',
+        expiresAt: grant.expiresAt,
+        expiresIn: 3600,
+        wkIdentity: PAIR.wkIdentity,
+        side: 'key',
+      });
+      const path = `/v1/action/${PAIR.wkIdentity}`;
+      expect((await get(api.url, path)).body.error.code).to.equal('AUTH_REQUIRED');
+      const read = await get(api.url, path, { authorization: `Bearer ${grant.token}` });
+      expect([read.status, read.body.error.code]).to.deep.equal([404, 'NOT_FOUND']);
+    });
+
+    it('without the other key: a wallet session, whose token reads the pairing record', async () => {
+      const record = {
+        chain: 'btc',
+        walletIdentity: PAIR.walletIdentity,
+        keyXpub: `xpub${'K'.repeat(107)}`,
+        wkIdentity: PAIR.wkIdentity,
+      };
+      await redis().set(keys.sync(PAIR.walletIdentity), JSON.stringify(record));
+      const grant = await session(WALLET_PRIVATE, []);
+      expect(grant).to.deep.include({
+        walletIdentity: PAIR.walletIdentity,
+        side: 'wallet',
+        tokenType: 'Bearer',
+      });
+      const path = `/v1/sync/${PAIR.walletIdentity}`;
+      expect((await get(api.url, path)).body.error.code).to.equal('AUTH_REQUIRED');
+      const read = await get(api.url, path, { authorization: `Bearer ${grant.token as string}` });
+      expect(read.body).to.deep.equal({ success: true, data: record });
     });
   });
 });
