@@ -27,13 +27,15 @@ export interface IntakeFigures {
   intakeUs: number;
 }
 
-function records(round: number, count: number): PushJob[] {
+function records(round: number, count: number): Required<PushJob>[] {
   const expiresAt = new Date(Date.now() + TTL_SECONDS * 1000).toISOString();
+  const createdAt = new Date().toISOString();
   return Array.from({ length: count }, (_, i) => ({
     id: `r${round}-${i}`,
     wkIdentity: `bc1qbench${i}`,
     action: 'tx',
     expiresAt,
+    createdAt,
     done: [],
   }));
 }
@@ -56,7 +58,12 @@ async function viaAdd(queue: Queue, jobs: PushJob[]): Promise<number> {
   return cpuUs(start) / jobs.length;
 }
 
-async function viaIntake(url: string, queue: Queue, admin: RedisClient, jobs: PushJob[]): Promise<number> {
+async function viaIntake(
+  url: string,
+  queue: Queue,
+  admin: RedisClient,
+  jobs: Required<PushJob>[],
+): Promise<number> {
   for (const job of jobs) await admin.xadd(keys.pushIntents, '*', ...encodeIntent(job));
   const intake = new PushIntake({
     redis: createRedis({ kind: 'standalone', url, explicit: true }, 'worker'),

@@ -6,12 +6,15 @@
  * push intent, against storing only, and a long run for the relay's memory. Loopback only; raw results go to .bench/. See docs/benchmarks.md.
  *
  *   npm run bench -- [--duration 10] [--rounds 5] [--connections 64] [--warmup 3] [--long 60]
- *                    [--runner dist|tsx] [--phase sync-get,not-modified,action-post,push,routed,routed-push,intake,verify,signed,session,
- *                    longpoll,long,
+ *                    [--runner dist|tsx] [--phase sync-get,not-modified,action-post,push,routed,routed-push,intake,push-grace,verify,signed,
+ *                    session,longpoll,long,
  *                    sockets,storm,fanout]
  *                    [--profile] [--relay-node-args=--flag] [--socket-clients 19000] [--socket-rate 200]
  *                    [--socket-seconds 20] [--socket-idle-seconds 50] [--signed-requests 4000] [--storm-clients 5000] [--backlog 4096]
  *                    [--longpoll-before <checkout>] [--longpoll-pairs 1000]
+ *
+ * `push-grace` (bench/push-grace.ts) counts FCM messages per request to a key app that acks on an authenticated stream
+ * socket, with and without PUSH_ACK_GRACE_MS, through a worker in this process and the tests' fake FCM.
  *
  * `verify` measures one identity verification in this process (the curve with libsecp256k1, node:crypto and
  * @noble/curves); `signed` compares POST /v1/action unsigned, signed and with a stranger's junk signature, on a
@@ -40,6 +43,7 @@ import { long } from './long.js';
 import { longPoll } from './longpoll.js';
 import { notModified } from './not-modified.js';
 import { push, routed, routedPush } from './paired.js';
+import { pushGrace } from './push-grace.js';
 import { HEADER, machine, OPTIONS, type Bench, type Phase } from './phase.js';
 import { actionAvailable, checkSameAnswer, seedSync } from './requests.js';
 import { sessions } from './session.js';
@@ -59,6 +63,7 @@ const PHASES: Phase[] = [
   routed,
   routedPush,
   intake,
+  pushGrace,
   verify,
   signedWrites,
   sessions,

@@ -1,7 +1,7 @@
 import { io, type Socket } from 'socket.io-client';
 import { CLOSED_BEFORE_JOIN, JoinError, SessionEnded } from './errors.js';
 import { signBody, type PairKeys } from './signing.js';
-import type { ActionRecord } from './types.js';
+import type { ActionRecord, JoinedAnswer, PresenceChange } from './types.js';
 
 /** The key app listens on `/v1/socket/key` for requests, the wallet on `/v1/socket/wallet` for replies. */
 export type Side = 'key' | 'wallet';
@@ -11,8 +11,11 @@ export interface EventOptions {
   wkIdentity: string;
   /** Signs every join (purpose `join`) with the pair's keys: a fresh nonce on each connection. */
   sign?: PairKeys;
-  /** Called each time the relay acknowledges a join: once per connection (a reconnect is a new connection). */
-  onJoined?: () => void;
+  /**
+   * Called each time the relay acknowledges a join: once per connection (a reconnect is a new connection), with
+   * the answer: the direction's position and the other side's presence (`peer`).
+   */
+  onJoined?: (answer: JoinedAnswer) => void;
   /** The relay refused the join for good (`AUTH_*`, `INVALID_PARAMETER`): the socket is closed, not reconnected. */
   onRefused?: (code: string) => void;
   /** After a refusal worth retrying (the relay closed the socket), connect again this much later (default 5000 ms). */
@@ -28,10 +31,7 @@ export interface JoinToken {
 }
 
 /** The relay's answer to a join (docs/api.md#join-and-leave). */
-interface JoinAnswer {
-  ok?: unknown;
-  code?: unknown;
-}
+type JoinAnswer = Partial<JoinedAnswer> & { ok?: unknown; code?: unknown };
 
 /** Codes no retry of the same join can change: a signature refused, or a `wkIdentity` that is no identifier. */
 const isFinal = (code: string) => code.startsWith('AUTH_') || code === 'INVALID_PARAMETER';
@@ -87,6 +87,15 @@ export class RelayEvents {
     return this;
   }
 
+  /**
+   * Calls `handler` when the other side of the pair goes connected or not connected (docs/api.md#presence). The
+   * relay sends it only to sockets that joined with a position (`since`).
+   */
+  onPresence(handler: (change: PresenceChange) => void): this {
+    this.socket.on('presence', handler);
+    return this;
+  }
+
   /** Leaves the pair's room, and joins it no more on reconnects. */
   leave(): void {
     this.inRoom = false;
@@ -125,7 +134,8 @@ export class RelayEvents {
     this.socket.emit('join', data, (answer: JoinAnswer | undefined) => {
       if (answer?.ok === true) {
         this.settleJoined.resolve();
-        this.options.onJoined?.();
+        const { epoch = null, offset = 0, peer = { connected: false, lastSeen: null } } = answer;
+        this.options.onJoined?.({ epoch, offset, peer });
       } else if (answer?.code === 'AUTH_EXPIRED' && this.session) {
         // An ended session refuses for good; a token that ran out is renewed, and the reconnect joins with it.
         this.session.confirm().catch(() => this.refuse('AUTH_EXPIRED'));

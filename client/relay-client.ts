@@ -18,6 +18,7 @@ import type {
   Health,
   NetworkFee,
   NoncesStatus,
+  PairPresence,
   PartnerSignature,
   Queued,
   Rates,
@@ -188,6 +189,11 @@ export class RelayClient {
   getRecoveryPub(wkIdentity: string): Promise<RecoveryPub> {
     const path = `/v1/recoverypub/${segment(wkIdentity)}`;
     return this.call({ method: 'GET', path, bareForApps: true, subject: pairOf(wkIdentity) });
+  }
+
+  /** Whether each side of the pair has a socket in the pair's room, and when it was last seen. */
+  getPresence(wkIdentity: string): Promise<PairPresence> {
+    return this.call({ method: 'GET', path: `/v1/presence/${segment(wkIdentity)}`, bareForApps: true });
   }
 
   getNoncesStatus(wkIdentity: string): Promise<NoncesStatus> {

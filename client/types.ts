@@ -149,3 +149,29 @@ export interface NoncesStatus {
 export interface Health {
   status: string;
 }
+
+/** One side of a pair: whether it has a socket in the pair's room, and when it was last seen (docs/api.md#presence). */
+export interface SidePresence {
+  connected: boolean;
+  /** ISO-8601: now while connected, else when its last socket left; null when not seen for a while. */
+  lastSeen: string | null;
+}
+
+/** `GET /v1/presence/{wkIdentity}`. */
+export interface PairPresence {
+  key: SidePresence;
+  wallet: SidePresence;
+}
+
+/** What a join's acknowledgement tells: the position of the path's direction and the other side's presence. */
+export interface JoinedAnswer {
+  epoch: string | null;
+  offset: number;
+  peer: SidePresence;
+}
+
+/** The `presence` event: a side of the pair went connected or not connected. */
+export interface PresenceChange extends SidePresence {
+  wkIdentity: string;
+  side: 'key' | 'wallet';
+}

@@ -30,7 +30,15 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
   const { keys, ack } = openKeys(config);
   const stores = openStores(config, { store: redis, actions: actionsRedis }, keys, ack);
   const { authGate, sessions } = openSessions(config, stores, verification.verifier);
-  const realtime = new Realtime({ config, log, keys, store: stores.actions, limiterRedis, authGate });
+  const realtime = new Realtime({
+    config,
+    log,
+    keys,
+    store: stores.actions,
+    limiterRedis,
+    authGate,
+    redis,
+  });
   const longPolls = new LongPolls(realtime.signals, config.longPoll.perIp);
   let draining = false;
 
@@ -43,6 +51,7 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
     stores,
     actionEvents: realtime.emitter,
     longPolls,
+    presence: realtime.presence,
     authGate,
     sessions,
     readiness: {

@@ -10,6 +10,7 @@ import type { WriteAck } from './core/redis/write-ack.js';
 import type { SignedRoute } from './core/signed-routes.js';
 import type { AuthGate, Sessions } from './identity/index.js';
 import type { ActionEvents, LongPolls } from './mailbox/index.js';
+import type { PresenceReads } from './realtime/index.js';
 import type { StoreClients, Stores } from './stores.js';
 
 /** What the API role opens for the app: its clients, key names, write confirmations and stores. */
@@ -27,6 +28,8 @@ export interface ApiParts {
   actionEvents: ActionEvents;
   /** The stream reads the pod holds, woken through the room channels; drained at SIGTERM. */
   longPolls: LongPolls;
+  /** Each side's sockets per pair, for GET /v1/presence. */
+  presence: PresenceReads;
   /** Identity signatures of writes, shared with the socket joins. */
   authGate: AuthGate;
   /** Session tokens: issued by the identity's routes, checked on reads, joins and writes. */

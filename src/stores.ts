@@ -7,6 +7,8 @@ import { ActionStore } from './mailbox/index.js';
 import { MarketStore } from './market/index.js';
 import { RecoveryPubStore, SyncStore } from './pairing/index.js';
 import { TokenStore } from './push/index.js';
+import { ackCapable } from './realtime/index.js';
+import type { Side } from './core/sides.js';
 
 /**
  * The role's clients the stores run on: `store` for most, and `actions` for the pair's mailbox, whose megabyte
@@ -27,6 +29,9 @@ export function openStores(config: Config, redis: StoreClients, keys: Keys, ack:
     tokens: new TokenStore(redis.store, keys, ack),
     recoveryPub: new RecoveryPubStore(redis.store, keys, config.recoveryPub.ttlSeconds, ack),
     market: new MarketStore(redis.store, keys),
+    presence: {
+      ackCapable: (wkIdentity: string, side: Side) => ackCapable(redis.store, keys, wkIdentity, side),
+    },
   };
 }
 

@@ -7,6 +7,7 @@ import { credentialProperties } from '../identity/index.js';
 import { joinEvent as joinData, roomEvent } from '../realtime/index.js';
 import { streamEpoch } from '../mailbox/index.js';
 import { documentedActionRecord } from './document.js';
+import { sidePresence } from './responses-schema.js';
 
 /**
  * The AsyncAPI 3.0 description of the socket.io events, built from the same tables and schemas as the code:
@@ -122,9 +123,9 @@ const joinEvent = {
 const joinAnswer = {
   type: 'object',
   description:
-    '{ ok: true } once joined; a join with since also gets recovered, epoch, offset and replayed, after the ' +
-    'replayed events (docs/api.md#resuming-the-stream); { ok: false, code } with the code HTTP would give, then ' +
-    'the disconnect',
+    '{ ok: true, epoch, offset, peer } once joined; a join with since also gets recovered and replayed, after ' +
+    'the replayed events (docs/api.md#resuming-the-stream); { ok: false, code } with the code HTTP would give, ' +
+    'then the disconnect',
   properties: {
     ok: { type: 'boolean' },
     code: { type: 'string', enum: ERROR_CODES },
@@ -135,10 +136,25 @@ const joinAnswer = {
     epoch: { anyOf: [streamEpoch, { type: 'null' }], description: "the direction's current epoch" },
     offset: { type: 'integer', minimum: 0, description: "the direction's last offset (0: none)" },
     replayed: { type: 'integer', minimum: 0, description: 'records this join sent' },
+    peer: { ...sidePresence, description: "the other side's presence (docs/api.md#presence)" },
   },
   required: ['ok'],
   additionalProperties: false,
 };
+
+/** The `presence` event (docs/api.md#presence). */
+const presenceChange = {
+  type: 'object',
+  properties: {
+    wkIdentity: roomEvent.properties.wkIdentity,
+    side: { type: 'string', enum: SIDES, description: 'the side that went connected or not connected' },
+    ...sidePresence.properties,
+  },
+  required: ['wkIdentity', 'side', ...sidePresence.required],
+  additionalProperties: false,
+};
+
+const PEER = { connected: true, lastSeen: '2026-11-23T12:00:03.120Z' };
 
 export function buildAsyncApi(): Record<string, unknown> {
   const messages: Record<string, unknown> = {
@@ -165,12 +181,39 @@ export function buildAsyncApi(): Record<string, unknown> {
       summary: "The relay's answer to a join sent with socket.io's acknowledgement callback.",
       payload: { $ref: '#/components/schemas/JoinAnswer' },
       examples: [
-        { name: 'joined', payload: { ok: true } },
+        { name: 'joined', payload: { ok: true, epoch: 'k3Yq0Zr2TmWb9xPe', offset: 7, peer: PEER } },
         {
           name: 'resumed',
-          payload: { ok: true, recovered: true, epoch: 'k3Yq0Zr2TmWb9xPe', offset: 7, replayed: 2 },
+          payload: {
+            ok: true,
+            recovered: true,
+            epoch: 'k3Yq0Zr2TmWb9xPe',
+            offset: 7,
+            replayed: 2,
+            peer: PEER,
+          },
         },
         { name: 'refused', payload: { ok: false, code: 'AUTH_REQUIRED' } },
+      ],
+    },
+    presence: {
+      name: 'presence',
+      title: 'presence',
+      summary:
+        'The other side of the pair went connected (its first socket joined, on any pod) or not connected (its ' +
+        'last one left, or the pod holding it was found dead). Sent only to sockets that joined with since, once ' +
+        'per transition; plain sockets never get it.',
+      payload: { $ref: '#/components/schemas/PresenceChange' },
+      examples: [
+        {
+          name: 'presence',
+          payload: {
+            wkIdentity: WK_IDENTITY,
+            side: 'key',
+            connected: false,
+            lastSeen: '2026-11-23T12:04:10.250Z',
+          },
+        },
       ],
     },
   };
@@ -194,7 +237,7 @@ export function buildAsyncApi(): Record<string, unknown> {
       title: `socket.io path /v1/socket/${side}`,
       description: `${description} ${DELIVERY}`,
       messages: Object.fromEntries(
-        ['join', 'joinAnswer', 'leave', ...events.map(([action]) => action)].map((name) => [
+        ['join', 'joinAnswer', 'leave', 'presence', ...events.map(([action]) => action)].map((name) => [
           name,
           { $ref: `#/components/messages/${name}` },
         ]),
@@ -220,7 +263,9 @@ export function buildAsyncApi(): Record<string, unknown> {
       action: 'receive',
       channel: { $ref: `#/channels/${channel}` },
       summary: `what ${app} receives`,
-      messages: events.map(([action]) => ({ $ref: `#/channels/${channel}/messages/${action}` })),
+      messages: [...events.map(([action]) => action), 'presence'].map((name) => ({
+        $ref: `#/channels/${channel}/messages/${name}`,
+      })),
     };
   }
   return {
@@ -251,6 +296,7 @@ export function buildAsyncApi(): Record<string, unknown> {
         RoomEvent: roomEvent,
         JoinEvent: joinEvent,
         JoinAnswer: joinAnswer,
+        PresenceChange: presenceChange,
         ActionRecord: actionRecord(),
       },
       messages,

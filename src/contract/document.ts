@@ -88,6 +88,7 @@ const schemas = (routes: readonly Operation[], profile: ApiProfile): Record<stri
   ActionStream: responses.actionStream(profile),
   RecoveryPubRequest: requestSchema(routes, 'RecoveryPubRequest'),
   RecoveryPub: responses.recoveryPub,
+  Presence: responses.presence,
   NoncesStatus: responses.noncesStatus,
   SessionChallengeRequest: requestSchema(routes, 'SessionChallengeRequest'),
   SessionChallenge: sessionChallenge,

@@ -196,6 +196,32 @@ export const recoveryPub = {
   additionalProperties: false,
 } as const;
 
+/** One side of a pair's presence (docs/api.md#presence). */
+export const sidePresence = {
+  type: 'object',
+  properties: {
+    connected: {
+      type: 'boolean',
+      description: "a socket of this side is joined to the pair's room, on any pod",
+    },
+    lastSeen: {
+      anyOf: [timestamp, { type: 'null' }],
+      description:
+        'now while connected, else when its last socket left; null when not seen within PRESENCE_LAST_SEEN_SECONDS',
+    },
+  },
+  required: ['connected', 'lastSeen'],
+  additionalProperties: false,
+} as const;
+
+/** `data` of GET /v1/presence/{id}: each side of the pair. */
+export const presence = {
+  type: 'object',
+  properties: { key: sidePresence, wallet: sidePresence },
+  required: ['key', 'wallet'],
+  additionalProperties: false,
+} as const;
+
 const never = { type: 'boolean', const: false } as const;
 
 /** `data` of GET /v1/nonces/status/{id}: this relay keeps no enterprise nonce pools to replenish. */

@@ -249,6 +249,12 @@ export class ActionStore {
     return { redis: this.redis, script: this.limitedRead, keys: [key], args: [], unlimited };
   }
 
+  /** A direction's epoch and last offset (null and 0 when it has none), without its records. */
+  async position(wkIdentity: string, side: Side): Promise<{ epoch: string | null; offset: number }> {
+    const [epoch, offset] = await this.redis.hmget(this.keys.streamMeta(wkIdentity, side), 'epoch', 'offset');
+    return { epoch: epoch ?? null, offset: epoch === null ? 0 : Number(offset ?? 0) };
+  }
+
   /**
    * A direction's records after `since`, and whether they are all there (docs/api.md#the-pairs-stream): one read
    * of at most STREAM_LENGTH entries, together with the position, so both describe the same moment.

@@ -2,13 +2,14 @@ import { UnrecoverableError, type Job, type MinimalJob } from 'bullmq';
 import { actionTypeRule } from '../action-types/index.js';
 import { errorFields, type Logger } from '../core/log.js';
 import type { DeliveryAttempt } from '../core/queue/attempt.js';
-import { recordPushMessages, recordPushSkipped } from './metrics.js';
+import { recordPushMessages, recordPushSkipped, type SkipReason as SkipMetric } from './metrics.js';
 import type { PushResult, PushSender } from './fcm/index.js';
 import { tokenDigest, type PushJob } from './jobs.js';
+import type { ReceiptReader } from './receipts.js';
 import type { PushThrottle } from './throttle.js';
 import type { TokenStore } from './tokens/store.js';
 
-type SkipReason = 'superseded' | 'expired' | 'throttled';
+type SkipReason = Exclude<SkipMetric, 'no_tokens'>;
 
 /** Some tokens failed temporarily; the job's next attempt sends to those only, no sooner than `retryAfterMs`. */
 export class PushRetryError extends Error {
@@ -102,6 +103,7 @@ export interface PushDeliveryParts {
   actions: MailboxReader;
   tokens: TokenStore;
   throttle: PushThrottle;
+  receipts: ReceiptReader;
   /** The queue's pause after a rate limit that named none (PUSH_RETRY_BASE_MS). */
   retryBaseMs: number;
   log: Logger;
@@ -120,14 +122,16 @@ export async function deliverPush(
   job: Job<PushJob>,
   signal?: AbortSignal,
 ): Promise<DeliveryAttempt<PushOutcome>> {
-  const { sender, actions, tokens, throttle, log } = parts;
-  const { wkIdentity, action } = job.data;
+  const { sender, actions, tokens, throttle, receipts, log } = parts;
+  const { wkIdentity, action, id } = job.data;
   const fields = { jobId: job.id, action, provider: sender.name, attempt: job.attemptsMade + 1 };
   const rule = actionTypeRule(action);
   if (!rule?.push) throw new UnrecoverableError('the action type has no push');
 
+  // An acknowledged record is skipped before the throttle counts it: a skipped job draws on no budget.
   const skip =
     skipReason(await actions.readJson(wkIdentity), job.data, Date.now()) ??
+    ((await receipts.acknowledged(wkIdentity, id, rule.side)) ? 'delivered' : undefined) ??
     (await throttle.check(wkIdentity, rule.side, job.id!));
   if (skip) {
     recordPushSkipped(skip);

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { JobsOptions, Queue } from 'bullmq';
 import { errorFields, type Logger } from '../core/log.js';
-import { recordPushIntents, type IntentOutcome } from './metrics.js';
+import { recordPushDelayed, recordPushIntents, type IntentOutcome } from './metrics.js';
 import { pushSide } from '../action-types/index.js';
 import { decodeIntent } from './intent.js';
 import { pushJobId, type PushJob } from './jobs.js';
@@ -9,6 +9,7 @@ import { replyCode, type RedisClient } from '../core/redis/clients.js';
 import { Liveness } from '../core/redis/liveness.js';
 import { RELEASE_MS, settlesWithin } from '../core/role.js';
 import type { Keys } from '../core/redis/keys.js';
+import type { Side } from '../core/sides.js';
 import { liveTokensSince } from './tokens/store.js';
 
 /** The consumer group every worker reads the intents through: each intent is owned by one worker at a time. */
@@ -24,6 +25,11 @@ const FORGET_CONSUMER_MS = 3_600_000;
 
 type StreamEntry = [id: string, fields: string[] | null];
 
+/** What the intake reads of presence: whether a side of the pair has an ack-capable socket now. */
+export interface AckPresence {
+  ackCapable(wkIdentity: string, side: Side): Promise<boolean>;
+}
+
 export interface IntakeParts {
   /** A connection of its own: the intake blocks on it while waiting for intents. */
   redis: RedisClient;
@@ -32,6 +38,11 @@ export interface IntakeParts {
   queue: Queue;
   jobOptions: JobsOptions;
   claimIdleMs: number;
+  /**
+   * `ms` (PUSH_ACK_GRACE_MS): how long after its record a job waits for an ack when its side is ack-capable; 0 or
+   * no `grace`: never.
+   */
+  grace?: { ms: number; presence: AckPresence };
   /** The connection's liveness PING period (REDIS_LIVENESS_INTERVAL_MS). */
   livenessIntervalMs: number;
   log: Logger;
@@ -219,9 +230,14 @@ export class PushIntake {
     const jobs = candidates.filter((_, i) => tokens[i]! > 0);
     counts.queued = jobs.length;
     counts.no_tokens = candidates.length - jobs.length;
+    const delays = await this.graceDelays(jobs, now);
     if (jobs.length > 0) {
       await queue.addBulk(
-        jobs.map((job) => ({ name: job.action, data: job, opts: { ...jobOptions, jobId: pushJobId(job) } })),
+        jobs.map((job, i) => ({
+          name: job.action,
+          data: job,
+          opts: { ...jobOptions, jobId: pushJobId(job), ...(delays[i]! > 0 ? { delay: delays[i] } : {}) },
+        })),
       );
     }
     const ids = entries.map(([id]) => id);
@@ -233,6 +249,23 @@ export class PushIntake {
       .exec();
     for (const [err] of replies ?? []) if (err) throw err;
     for (const [outcome, count] of Object.entries(counts)) recordPushIntents(outcome as IntentOutcome, count);
+    recordPushDelayed(delays.filter((delay) => delay > 0).length);
+  }
+
+  /**
+   * How long each job waits for an ack: until its record's createdAt + the grace, at most the grace, when its side
+   * is ack-capable now (an intent without createdAt counts from now), else not at all.
+   */
+  private graceDelays(jobs: PushJob[], now: number): Promise<number[]> {
+    const { ms = 0, presence } = this.parts.grace ?? {};
+    return Promise.all(
+      jobs.map(async (job) => {
+        if (ms === 0 || !(await presence!.ackCapable(job.wkIdentity, pushSide(job.action)!))) return 0;
+        const createdMs = job.createdAt === undefined ? now : Date.parse(job.createdAt);
+        // Never longer than the grace: a createdAt ahead of this clock (another pod's) does not hold the push.
+        return Math.min(ms, Math.max(0, createdMs + ms - now));
+      }),
+    );
   }
 
   private pause(ms: number): Promise<void> {

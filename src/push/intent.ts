@@ -8,9 +8,11 @@ export interface PushIntent {
   wkIdentity: string;
   action: string;
   expiresAt: string;
+  /** When the record was stored; absent from the intents of a relay that did not write it. */
+  createdAt?: string;
 }
 
-const FIELDS = ['id', 'wkIdentity', 'action', 'expiresAt'] as const;
+const FIELDS = ['id', 'wkIdentity', 'action', 'expiresAt', 'createdAt'] as const;
 
 /**
  * A record id as newRecordId makes them. Checked because it becomes the job id, and an id BullMQ refuses would
@@ -19,7 +21,7 @@ const FIELDS = ['id', 'wkIdentity', 'action', 'expiresAt'] as const;
 const RECORD_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** The intent's fields as XADD's field–value list. */
-export function encodeIntent(record: PushIntent): string[] {
+export function encodeIntent(record: Required<PushIntent>): string[] {
   return FIELDS.flatMap((field) => [field, record[field]]);
 }
 
@@ -28,7 +30,9 @@ export function decodeIntent(fields: readonly string[] | null): PushIntent | und
   if (!fields) return undefined;
   const field = new Map<string, string>();
   for (let i = 0; i + 1 < fields.length; i += 2) field.set(fields[i]!, fields[i + 1]!);
-  const [id, wkIdentity, action, expiresAt] = FIELDS.map((f) => field.get(f));
+  const [id, wkIdentity, action, expiresAt, createdAt] = FIELDS.map((f) => field.get(f));
   if (!id || !RECORD_ID.test(id) || !wkIdentity || !action || !expiresAt) return undefined;
-  return Number.isNaN(Date.parse(expiresAt)) ? undefined : { id, wkIdentity, action, expiresAt };
+  if (Number.isNaN(Date.parse(expiresAt))) return undefined;
+  if (createdAt === undefined) return { id, wkIdentity, action, expiresAt };
+  return Number.isNaN(Date.parse(createdAt)) ? undefined : { id, wkIdentity, action, expiresAt, createdAt };
 }

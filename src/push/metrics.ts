@@ -10,8 +10,14 @@ const pushMessages = new Counter({
 
 const pushSkipped = new Counter({
   name: 'relay_push_skipped_total',
-  help: 'Push jobs that sent nothing, by reason (superseded: the mailbox holds a newer record; expired; no_tokens; throttled: the pair side had PUSH_PER_PAIR_PER_MINUTE pushes this minute).',
+  help: 'Push jobs that sent nothing, by reason (superseded: the mailbox holds a newer record; expired; no_tokens; throttled: the pair side had PUSH_PER_PAIR_PER_MINUTE pushes this minute; delivered: the target side acknowledged the record).',
   labelNames: ['reason'] as const,
+  registers: [registry],
+});
+
+const pushDelayed = new Counter({
+  name: 'relay_push_delayed_total',
+  help: 'Push jobs queued to wait PUSH_ACK_GRACE_MS after their record: the target side had an ack-capable socket.',
   registers: [registry],
 });
 
@@ -28,8 +34,14 @@ export function recordPushMessages(outcome: MessageOutcome, count: number): void
   if (count > 0) pushMessages.inc({ outcome }, count);
 }
 
-export function recordPushSkipped(reason: 'superseded' | 'expired' | 'no_tokens' | 'throttled'): void {
+export type SkipReason = 'superseded' | 'expired' | 'no_tokens' | 'throttled' | 'delivered';
+
+export function recordPushSkipped(reason: SkipReason): void {
   pushSkipped.inc({ reason });
+}
+
+export function recordPushDelayed(count: number): void {
+  if (count > 0) pushDelayed.inc(count);
 }
 
 export type IntentOutcome = 'queued' | 'no_tokens' | 'expired' | 'malformed';

@@ -34,6 +34,10 @@ export const PUSH_VARIABLES = {
     doc: "push retry backoff base and attempts; stored on each job by the worker's intake",
   }),
   PUSH_MAX_ATTEMPTS: variable(int(1, 100), 8, { roles: WORKER }),
+  PUSH_ACK_GRACE_MS: variable(int(0, 10_000), 1_500, {
+    roles: WORKER,
+    doc: 'how long a push waits for an ack when the target side has an ack-capable socket (0: never wait)',
+  }),
   PUSH_INTAKE_CLAIM_MS: variable(int(100, 3_600_000), 30_000, {
     roles: WORKER,
     doc: 'push intents a worker took and never queued (it died) are taken over by another worker after this long',
@@ -54,6 +58,7 @@ export function pushSettings(v: ValuesOf<typeof PUSH_VARIABLES>) {
       retryBaseMs: v.PUSH_RETRY_BASE_MS,
       maxAttempts: v.PUSH_MAX_ATTEMPTS,
       intakeClaimMs: v.PUSH_INTAKE_CLAIM_MS,
+      ackGraceMs: v.PUSH_ACK_GRACE_MS,
     },
   };
 }

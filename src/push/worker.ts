@@ -9,8 +9,9 @@ import type { Keys } from '../core/redis/keys.js';
 import type { RoleHandle } from '../core/role.js';
 import { createPushSender, type PushSettings } from './fcm/index.js';
 import { deliverPush, pushBackoff, type PushDeliveryParts } from './delivery.js';
-import { PushIntake } from './intake.js';
+import { PushIntake, type AckPresence } from './intake.js';
 import { PUSH_BACKOFF, PUSH_QUEUE, pushJobOptions, type PushJob } from './jobs.js';
+import { RedisReceipts } from './receipts.js';
 import { PushThrottle } from './throttle.js';
 import type { TokenStore } from './tokens/store.js';
 
@@ -20,7 +21,7 @@ export interface PushWorkerDeps {
   log: Logger;
   redis: RedisClient;
   keys: Keys;
-  stores: { actions: PushDeliveryParts['actions']; tokens: TokenStore };
+  stores: { actions: PushDeliveryParts['actions']; tokens: TokenStore; presence: AckPresence };
 }
 
 /** Pushes wait on the network, not the CPU: several jobs at a time keep a burst of actions moving. */
@@ -43,7 +44,8 @@ export async function startPushWorker(deps: PushWorkerDeps): Promise<RoleHandle>
   const queue = new Queue(PUSH_QUEUE, { connection: redis, prefix, skipVersionCheck: true });
   logBullErrors(queue, 'push queue', log);
 
-  const parts = { sender, actions, tokens, throttle, retryBaseMs: config.push.retryBaseMs, log };
+  const receipts = new RedisReceipts(deps.redis, keys);
+  const parts = { sender, actions, tokens, throttle, receipts, retryBaseMs: config.push.retryBaseMs, log };
   const push = deliveryProcessor(queue, log, (job: Job<PushJob>, signal) => deliverPush(parts, job, signal));
 
   const worker = new Worker<PushJob>(PUSH_QUEUE, push, {
@@ -61,6 +63,7 @@ export async function startPushWorker(deps: PushWorkerDeps): Promise<RoleHandle>
     queue,
     jobOptions: pushJobOptions(config.push, config.action.ttlSeconds),
     claimIdleMs: config.push.intakeClaimMs,
+    grace: { ms: config.push.ackGraceMs, presence: stores.presence },
     livenessIntervalMs: config.redis.livenessIntervalMs,
     log,
   });

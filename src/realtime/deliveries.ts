@@ -1,4 +1,5 @@
 import { socketMetrics } from './metrics.js';
+import type { Side } from '../core/sides.js';
 import type { ActionRecord } from '../mailbox/index.js';
 import type { RelayServer, RelaySocket } from './types.js';
 
@@ -72,4 +73,26 @@ export function deliverToRoom(
     else plain.push(socket);
   }
   sendOnce(plain, record, bytes, delivery);
+}
+
+/** The `presence` event's data (docs/api.md#presence). */
+export interface PresenceChange {
+  wkIdentity: string;
+  side: Side;
+  connected: boolean;
+  lastSeen: string | null;
+}
+
+/**
+ * Sends an event of the pair's stream (not a record) to the sockets of `room` on this pod that joined it with a
+ * position; plain sockets never get one. Within the pod's bound on unread bytes, as records are.
+ */
+export function sendToStreamSockets(io: RelayServer, room: string, event: string, data: object): void {
+  const bytes = Buffer.byteLength(JSON.stringify(data));
+  for (const socket of roomSockets(io, room)) {
+    if (!socket.data.cursors?.has(room) || !socket.data.backlogs.admit(socket, bytes)) continue;
+    if (!socket.connected) continue;
+    socket.emit(event, data);
+    socket.data.backlogs.sent(socket);
+  }
 }

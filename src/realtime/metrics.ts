@@ -78,6 +78,13 @@ const streamGapCloses = new Counter({
   registers: [registry],
 });
 
+const presenceChanges = new Counter({
+  name: 'relay_presence_changes_total',
+  help: 'A side of a pair going connected (its first socket joined, on any pod) or not connected (its last socket left, or the pod holding it was found dead), by side; counted once, by the pod that saw it.',
+  labelNames: ['side', 'connected'] as const,
+  registers: [registry],
+});
+
 export const socketMetrics = {
   connected: (path: string, change: 1 | -1) => socketsConnected.inc({ path }, change),
   refused: (path: string) => socketsRefused.inc({ path }),
@@ -91,6 +98,8 @@ export const socketMetrics = {
   publishFailed: (path: string) => socketAdapterErrors.inc({ path }),
   streamReplayed: (path: string, records: number) => streamReplayed.inc({ path }, records),
   streamGapClosed: (path: string) => streamGapCloses.inc({ path }),
+  presenceChanged: (side: string, connected: boolean) =>
+    presenceChanges.inc({ side, connected: String(connected) }),
   noticeReceived: (path: string, bytes: number) => {
     socketNotices.inc({ path });
     socketNoticeBytes.inc({ path }, bytes);

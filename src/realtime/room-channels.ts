@@ -6,7 +6,7 @@ import { socketMetrics } from './metrics.js';
 import { createRedis, type RedisClient } from '../core/redis/clients.js';
 import type { RedisTopology } from '../core/config/config.js';
 import type { ActionRecord, StoredSignals, Watch } from '../mailbox/index.js';
-import { deliverToRoom } from './deliveries.js';
+import { deliverToRoom, sendToStreamSockets, type PresenceChange } from './deliveries.js';
 import type { RelayServer } from './types.js';
 
 /** The publisher and the subscriber of a pod's room channels, shared by both paths. */
@@ -38,13 +38,15 @@ const POD_ID_BYTES = 16;
  * it does not hold.
  *
  * A notice is `<pod id> <room>\n<stored record JSON>`: a pod skips its own (it delivered them already) and
- * those of rooms it does not hold before decoding the record.
+ * those of rooms it does not hold before decoding the record. A notice of another kind names it after the room:
+ * `<pod id> <room> <kind>\n<JSON>` (`presence`: a side of the pair went connected or not connected).
  *
  * The held stream reads of the pod (long-polls) watch a room's channel too: it stays subscribed while one waits,
  * and each record of the room, stored on this pod or announced by a notice, wakes them.
  */
 export class RoomChannels implements StoredSignals {
-  private readonly pod = randomBytes(POD_ID_BYTES / 2).toString('hex');
+  /** This pod's id: it opens each of its notices, and names its presence counts and liveness key. */
+  readonly pod = randomBytes(POD_ID_BYTES / 2).toString('hex');
   private readonly subscriptions = new Map<string, Subscription>();
   /** The wake-ups of the held stream reads, by `<side> <room>`. */
   private readonly watchers = new Map<string, Set<() => void>>();
@@ -85,8 +87,12 @@ export class RoomChannels implements StoredSignals {
    */
   publish(side: Side, record: ActionRecord, json: string): void {
     const room = record.wkIdentity;
+    this.send(side, room, `${this.pod} ${room}\n${json}`);
+  }
+
+  private send(side: Side, room: string, notice: string): void {
     const sent = this.clients.pub
-      .spublish(this.channelOf(side, room), `${this.pod} ${room}\n${json}`)
+      .spublish(this.channelOf(side, room), notice)
       .catch((err: unknown) => {
         socketMetrics.publishFailed(side);
         this.log.error('socket notice not published', { path: side, ...errorFields(err) });
@@ -123,6 +129,11 @@ export class RoomChannels implements StoredSignals {
 
   private wake(side: Side, room: string): void {
     for (const wake of this.watchers.get(`${side} ${room}`) ?? []) wake();
+  }
+
+  /** Publishes a presence change to the other pods holding `room` on `side`'s path. Failures are logged, never thrown. */
+  publishPresence(side: Side, room: string, json: string): void {
+    this.send(side, room, `${this.pod} ${room} presence\n${json}`);
   }
 
   /** Settles once every notice published so far was answered or failed: a QUIT sent earlier would overtake them. */
@@ -171,10 +182,12 @@ export class RoomChannels implements StoredSignals {
     if (message.toString('latin1', 0, POD_ID_BYTES) === this.pod) return;
     const end = message.indexOf(10, POD_ID_BYTES + 1);
     if (end < 0) return;
-    const room = message.toString('latin1', POD_ID_BYTES + 1, end);
-    this.wake(side, room);
+    const [room = '', kind] = message.toString('latin1', POD_ID_BYTES + 1, end).split(' ');
+    if (kind === undefined) this.wake(side, room);
     const io = this.servers.get(side);
     if (!io?.sockets.adapter.rooms.has(room)) return;
+    if (kind === 'presence') return this.presenceReceived(io, room, message.toString('utf8', end + 1));
+    if (kind !== undefined) return;
     let record: ActionRecord;
     try {
       record = JSON.parse(message.toString('utf8', end + 1)) as ActionRecord;
@@ -183,5 +196,16 @@ export class RoomChannels implements StoredSignals {
     }
     if (record?.wkIdentity !== room || typeof record.id !== 'string') return;
     deliverToRoom(io, record, message.length - end - 1, 'live');
+  }
+
+  private presenceReceived(io: RelayServer, room: string, json: string): void {
+    let change: PresenceChange;
+    try {
+      change = JSON.parse(json) as PresenceChange;
+    } catch {
+      return;
+    }
+    if (change?.wkIdentity !== room) return;
+    sendToStreamSockets(io, room, 'presence', change);
   }
 }

@@ -12,6 +12,7 @@ import type { Replay } from './replay.js';
 import { streamMetrics, type StreamPosition } from '../mailbox/index.js';
 import { StreamCursor, type StreamReader } from './stream-cursor.js';
 import { closeTransport } from './transport.js';
+import { otherSide, type Presence, type SidePresence } from './presence.js';
 import type { RelaySocket } from './types.js';
 
 const parseRoomEvent = validator<{ wkIdentity: string }>('event', roomEvent);
@@ -32,6 +33,15 @@ export interface RoomDeps {
   listening(room: string): Promise<unknown>;
   /** The room's stream of this path's direction, for joins with a position. */
   readStream: StreamReader;
+  /** The position of the room's stream of this path's direction, for the answer of a join without one. */
+  position(room: string): Promise<Position>;
+  /** Counts the path's sockets per room, and tells a join of the other side's. */
+  presence: Presence;
+}
+
+interface Position {
+  epoch: string | null;
+  offset: number;
 }
 
 /** How long a join waits for its room's channel before the client is told to come back (UNAVAILABLE). */
@@ -52,14 +62,21 @@ export class RoomEvents {
   private readonly queues = new Map<RelaySocket, Promise<void>>();
   private readonly onJoin: (this: RelaySocket, data: unknown, ack?: unknown) => void;
   private readonly onLeave: (this: RelaySocket, data: unknown) => void;
+  private readonly onDisconnect: (this: RelaySocket) => void;
 
   constructor(private readonly deps: RoomDeps) {
     const inOrder = this.inOrder.bind(this);
     this.onJoin = function (data, ack) {
-      inOrder(this, async () => answer(this, await join(this, data, deps), deps.side, ack), 'join');
+      const asked = typeof ack === 'function';
+      inOrder(this, async () => answer(this, await join(this, data, deps, asked), deps.side, ack), 'join');
     };
     this.onLeave = function (data) {
-      inOrder(this, () => leave(this, data), 'leave');
+      inOrder(this, () => leave(this, data, deps), 'leave');
+    };
+    // After the operations under way: a join still counting the socket is counted before it is uncounted.
+    this.onDisconnect = function () {
+      stopCursors(this);
+      inOrder(this, () => deps.presence.disconnected(this), 'disconnect');
     };
   }
 
@@ -67,7 +84,7 @@ export class RoomEvents {
   handle(socket: RelaySocket): void {
     socket.on('join', this.onJoin);
     socket.on('leave', this.onLeave);
-    socket.on('disconnect', stopCursors);
+    socket.on('disconnect', this.onDisconnect);
   }
 
   private inOrder(socket: RelaySocket, operation: () => Promise<void>, what: string): void {
@@ -90,8 +107,11 @@ interface Resumed {
   replayed: number;
 }
 
+/** A join that succeeded, as the client is told (when it asked): the stream's position and the other side's presence. */
+type Joined = (Position | Resumed) & { peer: SidePresence };
+
 /** What the client is told of its join (socket.io's acknowledgement, when it asked for one). */
-export type JoinAnswer = { ok: true } | ({ ok: true } & Resumed) | { ok: false; code: ErrorCode };
+export type JoinAnswer = { ok: true } | ({ ok: true } & Joined) | { ok: false; code: ErrorCode };
 
 /**
  * A refused join: the metric's outcome, the code the acknowledgement names (as HTTP would), and whether the
@@ -107,7 +127,7 @@ interface Refused {
  * acknowledgement reaches the client before the disconnect (a closed transport, for Redis failing, drops it:
  * that client reconnects anyway).
  */
-function answer(socket: RelaySocket, outcome: Refused | Resumed | undefined, side: Side, ack: unknown): void {
+function answer(socket: RelaySocket, outcome: Refused | Joined | undefined, side: Side, ack: unknown): void {
   const reply = typeof ack === 'function' ? (ack as (answer: JoinAnswer) => void) : () => {};
   if (outcome === undefined) return reply({ ok: true });
   if (!('outcome' in outcome)) return reply({ ok: true, ...outcome });
@@ -130,10 +150,10 @@ function shaped<T>(parse: (data: unknown) => T, data: unknown): T | undefined {
 
 const roomOf = (data: unknown) => shaped(parseRoomEvent, data)?.wkIdentity;
 
-/** The socket disconnected: its cursors stop (the socket is their `this`). */
-function stopCursors(this: RelaySocket): void {
-  for (const cursor of this.data.cursors?.values() ?? []) cursor.stop();
-  this.data.cursors = undefined;
+/** The socket disconnected: its cursors stop. */
+function stopCursors(socket: RelaySocket): void {
+  for (const cursor of socket.data.cursors?.values() ?? []) cursor.stop();
+  socket.data.cursors = undefined;
 }
 
 /** The socket is a plain socket of `room` from now on (a leave, or a join without a position). */
@@ -143,12 +163,16 @@ function dropCursor(socket: RelaySocket, room: string): void {
 }
 
 /**
- * The join's data as later steps see it (credential removed), or why the gate refused it (UNAVAILABLE: Redis
- * could not answer it: nonce, pin).
+ * The join's data as later steps see it (credential removed) and whether it was verified (a signature or a session
+ * token), or why the gate refused it (UNAVAILABLE: Redis could not answer it: nonce, pin).
  */
-async function admitted(data: unknown, deps: RoomDeps): Promise<{ fields: unknown } | Refused> {
+async function admitted(
+  data: unknown,
+  deps: RoomDeps,
+): Promise<{ fields: unknown; verified: boolean } | Refused> {
   // Not an object: nothing to check, and roomOf refuses it next.
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) return { fields: data };
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    return { fields: data, verified: false };
   const { token, ...fields } = data as Record<string, unknown>;
   try {
     const admitted = await deps.auth.admit({
@@ -160,7 +184,8 @@ async function admitted(data: unknown, deps: RoomDeps): Promise<{ fields: unknow
       ...(Object.hasOwn(data, 'token') ? { token: typeof token === 'string' ? token : '' } : {}),
       log: deps.log,
     });
-    return { fields: admitted.body };
+    // A signature that passed, or a session token: the join names a write id either way.
+    return { fields: admitted.body, verified: admitted.writeId !== undefined };
   } catch (err) {
     // Refusals are logged and counted by the gate; Redis failing reaches here raw or as a 503.
     const unavailable = err instanceof AppError ? err.code === 'UNAVAILABLE' : isRedisUnavailable(err);
@@ -175,23 +200,25 @@ async function admitted(data: unknown, deps: RoomDeps): Promise<{ fields: unknow
  */
 const UNAVAILABLE: Refused = { outcome: 'unavailable', code: 'UNAVAILABLE' };
 
-async function leave(socket: RelaySocket, data: unknown): Promise<void> {
+async function leave(socket: RelaySocket, data: unknown, deps: RoomDeps): Promise<void> {
   // A bad leave has nothing to undo; only a bad join is worth disconnecting for (docs/api.md#join-and-leave).
   const wkIdentity = roomOf(data);
   if (wkIdentity === undefined) return;
   dropCursor(socket, wkIdentity);
   await socket.leave(wkIdentity);
+  await deps.presence.left(socket, wkIdentity);
 }
 
 /**
- * Identity check, validation, join budget, rooms cap, join, replay: one step after the other. Undefined once
- * joined (where the stream left it for a join with a position), else why not.
+ * Identity check, validation, join budget, rooms cap, join, replay, presence: one step after the other. Once
+ * joined, what the client is told when it `asked` (undefined when it did not), else why not.
  */
 async function join(
   socket: RelaySocket,
   data: unknown,
   deps: RoomDeps,
-): Promise<Refused | Resumed | undefined> {
+  asked: boolean,
+): Promise<Refused | Joined | undefined> {
   if (!socket.connected) return undefined;
   const checked = await admitted(data, deps);
   if (!('fields' in checked)) return checked;
@@ -229,13 +256,29 @@ async function join(
     deps.log.warn('socket join waited too long for its room channel', { path: deps.side });
     return UNAVAILABLE;
   }
+  let joined: Refused | Position | Resumed | undefined;
   if (cursor === undefined) {
     await deps.replay?.toSocket(socket, wkIdentity);
     // Counted once the join is fully handled, replay included.
     socketMetrics.joined(deps.side, 'joined');
-    return undefined;
+  } else {
+    joined = await resume(socket, cursor, wkIdentity, since!, deps);
+    if (joined === undefined || 'outcome' in joined) return joined;
   }
-  return resume(socket, cursor, wkIdentity, since!, deps);
+  if (!socket.connected) return undefined;
+  // A stream socket whose join was verified may acknowledge records: ack-capable (docs/api.md#presence).
+  await deps.presence.joined(socket, wkIdentity, cursor !== undefined && checked.verified);
+  if (!asked) return undefined;
+  try {
+    const [position, peer] = await Promise.all([
+      joined ?? deps.position(wkIdentity),
+      deps.presence.side(wkIdentity, otherSide(deps.side)),
+    ]);
+    return { ...position, peer };
+  } catch (err) {
+    deps.log.warn('socket join could not read its answer', { path: deps.side, ...errorFields(err) });
+    return UNAVAILABLE;
+  }
 }
 
 /** The socket's cursor of `room`, made on its first join with a position. */

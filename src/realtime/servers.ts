@@ -31,6 +31,8 @@ import { channelClients, RoomChannels, type ChannelClients } from './room-channe
 import { RoomEvents } from './rooms.js';
 import { SocketCap } from './socket-cap.js';
 import type { RelayServer, RelaySocket } from './types.js';
+import { sendToStreamSockets, type PresenceChange } from './deliveries.js';
+import { otherSide, Presence, type SidePresence } from './presence.js';
 
 /** docs/api.md#socket-limits: clients only ever send `join` and `leave`. */
 const LIMITS = { maxHttpBufferSize: 100 * 1024, pingInterval: 25_000, pingTimeout: 20_000 } as const;
@@ -54,6 +56,8 @@ export interface RealtimeDeps {
   limiterRedis: RedisClient;
   /** Identity signatures of joins, as for the HTTP writes. */
   authGate: AuthGate;
+  /** The fail-fast client presence counts through. */
+  redis: RedisClient;
 }
 
 /**
@@ -62,12 +66,15 @@ export interface RealtimeDeps {
  */
 export class Realtime {
   readonly emitter: ActionEmitter;
+  /** Each side's sockets per pair, across pods (docs/api.md#presence). */
+  readonly presence: Presence;
   private readonly clients: ChannelClients;
   private readonly channels: RoomChannels;
   /** The channels' pair, pinged: a silent subscriber would cost every event from other pods. */
   private readonly liveness: Liveness[];
   private readonly cap: SocketCap;
   private readonly backlogs: Backlogs;
+  /** In the order of SIDES. */
   private readonly servers: RelayServer[] = [];
   private stopping = false;
 
@@ -80,6 +87,15 @@ export class Realtime {
       deps.log,
     );
     this.emitter = new ActionEmitter(this.channels, deps.log);
+    this.presence = new Presence({
+      redis: deps.redis,
+      keys: deps.keys,
+      pod: this.channels.pod,
+      ...deps.config.realtime.presence,
+      log: deps.log,
+      changed: (room, side, now) => this.presenceChanged(room, side, now),
+      streamRooms: () => this.streamRooms(),
+    });
     const intervalMs = deps.config.redis.livenessIntervalMs;
     this.liveness = (['pub', 'sub'] as const).map(
       (end) =>
@@ -127,6 +143,7 @@ export class Realtime {
       }
     }
     if (this.stopping) return;
+    this.presence.start();
     const { config } = this.deps;
     const joins = sharedLimiter(
       this.deps.limiterRedis,
@@ -163,6 +180,8 @@ export class Realtime {
         roomsMax: this.deps.config.realtime.roomsMax,
         listening: (room) => this.channels.listening(side, room),
         readStream: (room, since) => this.deps.store.readStream(room, side, since),
+        position: (room) => this.deps.store.position(room, side),
+        presence: this.presence,
       });
       const { backlogs } = this;
       // Shared by every socket of the path (socket.io disconnects a socket once).
@@ -241,6 +260,24 @@ export class Realtime {
     this.clients.sub.on('subscribersReady', onRecovered);
   }
 
+  /** A side of a pair went connected or not: the stream sockets of the other side's room hear it, on every pod. */
+  private presenceChanged(room: string, side: Side, now: SidePresence): void {
+    const change: PresenceChange = { wkIdentity: room, side, ...now };
+    const to = otherSide(side);
+    this.channels.publishPresence(to, room, JSON.stringify(change));
+    const io = this.servers[SIDES.indexOf(to)];
+    if (io) sendToStreamSockets(io, room, 'presence', change);
+  }
+
+  /** The pair rooms this pod holds a stream socket of, by path. */
+  private *streamRooms(): Iterable<[Side, string]> {
+    for (const io of this.servers) {
+      for (const socket of io.sockets.sockets.values()) {
+        for (const room of socket.data.cursors?.keys() ?? []) yield [socket.data.side, room];
+      }
+    }
+  }
+
   /** The key the socket cap and the join budget count this client under (an IPv6 client: its /64). */
   private ip(req: IncomingMessage): string {
     return ipBucket(clientIp(req, this.deps.config.rateLimit.trustProxyHops));
@@ -291,6 +328,7 @@ export class Realtime {
    */
   async closeAdapter(): Promise<void> {
     for (const check of this.liveness) check.stop();
+    await settlesWithin(this.presence.stop(), 1000);
     // QUIT waits behind the unsubscribes queued before it; with Redis away all this would wait for good.
     const closed = this.channels
       .published()

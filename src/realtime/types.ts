@@ -14,6 +14,8 @@ interface SocketData {
   backlogs: SocketBacklogs;
   /** Per pair room this socket joined with a position: what orders its records (stream-cursor.ts). */
   cursors?: Map<string, RoomCursor>;
+  /** Per pair room this socket is counted in (presence.ts): whether it counts as ack-capable. */
+  presence?: Map<string, boolean>;
 }
 
 /** What a live record of a room asks of a stream socket's position in it (StreamCursor, in stream-cursor.ts). */

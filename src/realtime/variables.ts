@@ -33,6 +33,14 @@ export const REALTIME_VARIABLES = {
     roles: API,
     doc: 'pair rooms one socket may be in; a join past it disconnects the socket',
   }),
+  PRESENCE_TTL_SECONDS: variable(int(15, 300), 45, {
+    roles: API,
+    doc: "how long the sockets of a pod that vanished still count in a side's presence; each pod renews its liveness every third of it (docs/api.md#presence)",
+  }),
+  PRESENCE_LAST_SEEN_SECONDS: variable(int(0, 2_592_000), 86_400, {
+    roles: API,
+    doc: "how long a side's `lastSeen` is kept after its last socket left (`0`: not kept once disconnected)",
+  }),
 };
 
 export function realtimeSettings(v: ValuesOf<typeof REALTIME_VARIABLES>) {
@@ -46,6 +54,7 @@ export function realtimeSettings(v: ValuesOf<typeof REALTIME_VARIABLES>) {
       backlog: { perSocket: v.SOCKET_BACKLOG_BYTES, perPod: v.SOCKET_BACKLOG_POD_BYTES },
       roomsMax: v.SOCKET_ROOMS_MAX,
       channelPartitions: v.SOCKET_CHANNEL_PARTITIONS,
+      presence: { ttlSeconds: v.PRESENCE_TTL_SECONDS, lastSeenSeconds: v.PRESENCE_LAST_SEEN_SECONDS },
     },
   };
 }

@@ -16,6 +16,7 @@ import {
   witnessScriptOf,
   wkIdentityOf,
   type ActionRecord,
+  type JoinedAnswer,
   type PairKeys,
 } from '../../client/index.js';
 import { bodyDigest as relayBodyDigest } from '../../src/identity/verify.js';
@@ -228,6 +229,40 @@ for (const profile of API_PROFILES) {
       client = clientOf(api);
     });
     after(() => relay.stop());
+
+    it('getPresence answers each side; onJoined tells the other side’s presence, onPresence registers a handler', async () => {
+      const wkIdentity = `presence-${profile}`;
+      expect(await client.getPresence(wkIdentity)).to.deep.equal({
+        key: { connected: false, lastSeen: null },
+        wallet: { connected: false, lastSeen: null },
+      });
+      const answers: JoinedAnswer[] = [];
+      const key = client.connectEvents('key', { wkIdentity, onJoined: (answer) => answers.push(answer) });
+      await key.joined;
+      const wallet = client.connectEvents('wallet', {
+        wkIdentity,
+        onJoined: (answer) => answers.push(answer),
+      });
+      try {
+        await wallet.joined;
+        expect(wallet.onPresence(() => {})).to.equal(wallet);
+        const { key: keySide, wallet: walletSide } = await client.getPresence(wkIdentity);
+        expect(keySide.connected && walletSide.connected).to.equal(true);
+        expect(answers[0]).to.deep.equal({
+          epoch: null,
+          offset: 0,
+          peer: { connected: false, lastSeen: null },
+        });
+        expect(answers[1]).to.deep.equal({
+          epoch: null,
+          offset: 0,
+          peer: { connected: true, lastSeen: answers[1]!.peer.lastSeen },
+        });
+      } finally {
+        key.close();
+        wallet.close();
+      }
+    });
 
     it('postSync stores the record and getSync reads it; a missing one is RelayError NOT_FOUND with its request id', async () => {
       expect(await client.postSync({ ...syncRecord, keyToken: null })).to.deep.equal(syncRecord);

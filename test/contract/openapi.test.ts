@@ -212,6 +212,7 @@ describe('the OpenAPI document', () => {
         readiness: { draining: () => false, redisAnswers: async () => true },
         actionEvents: { stored: () => {} },
         longPolls: new LongPolls({ watch: () => ({ listening: Promise.resolve(), release: () => {} }) }, 0),
+        presence: { pair: () => Promise.reject(new Error('not read')) },
         ...openSessions(config, stores, nodeCryptoVerifier),
       });
       const router = app.middleware

@@ -639,6 +639,7 @@ describe('sessions: AUTH_READS', () => {
     for (const [path, token] of [
       [`/v1/action/${pair.wkIdentity}`, pairTokenKey],
       [`/v1/recoverypub/${pair.wkIdentity}`, pairTokenKey],
+      [`/v1/presence/${pair.wkIdentity}`, pairTokenKey],
       [`/v1/sync/${pair.walletIdentity}`, wallet],
     ] as const) {
       expectReadRefused(await get(required.url, path), 'AUTH_REQUIRED');
@@ -646,7 +647,7 @@ describe('sessions: AUTH_READS', () => {
       expect(answered.status, answered.text).to.be.oneOf([200, 404]);
     }
     expect(await metric('relay_token_checks_total', { route: 'read', outcome: 'required' })).to.equal(
-      counted + 3,
+      counted + 4,
     );
     const res = await get(required.url, `/v1/action/${pair.wkIdentity}`, bearer(pairTokenKey));
     expect(res.body.data).to.include({ wkIdentity: pair.wkIdentity, action: 'tx' });
@@ -694,7 +695,7 @@ describe('sessions: AUTH_READS', () => {
     for (const api of [open, required]) {
       const token = await pairToken(api.url, 'key', pair);
       const joined = await joinOnce(api.url, 'key', { wkIdentity: pair.wkIdentity, token }, sockets);
-      expect(joined.answer).to.deep.equal({ ok: true });
+      expect(joined.answer).to.include({ ok: true });
       expect(joined.disconnects).to.deep.equal([]);
       // Joined the pair's room: the pending request is replayed to the key.
       await waitFor('the replayed request', () => joined.received.length > 0);
@@ -706,8 +707,8 @@ describe('sessions: AUTH_READS', () => {
     expect(unsigned.answer).to.deep.equal({ ok: false, code: 'AUTH_REQUIRED' });
     expect(unsigned.disconnects).to.deep.equal(['io server disconnect']);
     const signedJoin = signed({ wkIdentity: pair.wkIdentity }, { purpose: 'join', pair, by: 'key' });
-    expect((await joinOnce(required.url, 'key', signedJoin, sockets)).answer).to.deep.equal({ ok: true });
-    expect((await joinOnce(open.url, 'key', { wkIdentity: pair.wkIdentity }, sockets)).answer).to.deep.equal({
+    expect((await joinOnce(required.url, 'key', signedJoin, sockets)).answer).to.include({ ok: true });
+    expect((await joinOnce(open.url, 'key', { wkIdentity: pair.wkIdentity }, sockets)).answer).to.include({
       ok: true,
     });
   });

@@ -447,7 +447,13 @@ describe('push notifications (docs/api.md#what-a-push-carries)', () => {
     const unannounced = await postAction(TX);
     expect(await redis().get(`relay:action:${PAIR}`)).to.equal(JSON.stringify(unannounced));
     expect(await intents()).to.deep.equal([
-      { id: unannounced.id, wkIdentity: PAIR, action: 'tx', expiresAt: unannounced.expiresAt },
+      {
+        id: unannounced.id,
+        wkIdentity: PAIR,
+        action: 'tx',
+        expiresAt: unannounced.expiresAt,
+        createdAt: unannounced.createdAt,
+      },
     ]);
     const taken = await metric('relay_push_intents_total', { outcome: 'no_tokens' });
     await startFcmWorker();
@@ -474,6 +480,7 @@ describe('push notifications (docs/api.md#what-a-push-carries)', () => {
       wkIdentity: PAIR,
       action: 'tx',
       expiresAt: request.expiresAt,
+      createdAt: request.createdAt,
       done: [tokenDigest(token('k1'))],
     });
     // Retries and retention are the worker's settings, stored on the job.
@@ -629,7 +636,13 @@ describe('push notifications (docs/api.md#what-a-push-carries)', () => {
     await redis().xadd(keys.pushIntents, `${old + 1}-0`, 'id', 'old2');
     const record = await postAction(TX);
     expect(await intents()).to.deep.equal([
-      { id: record.id, wkIdentity: PAIR, action: 'tx', expiresAt: record.expiresAt },
+      {
+        id: record.id,
+        wkIdentity: PAIR,
+        action: 'tx',
+        expiresAt: record.expiresAt,
+        createdAt: record.createdAt,
+      },
     ]);
   });
 

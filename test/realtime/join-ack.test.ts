@@ -5,8 +5,11 @@ import { startTestApi, type TestApi } from '../helpers/api.js';
 import { OTHER_PAIR, PAIR, signed } from '../helpers/signing.js';
 import { waitFor } from '../helpers/wait.js';
 
+/** A plain join's answer beside `ok`: its direction's position and the other side's presence, of a pair never used. */
+const PLAIN = { epoch: null, offset: 0, peer: { connected: false, lastSeen: null } };
+
 /**
- * A join the client sends with an acknowledgement callback is answered (docs/api.md#join-and-leave): `{ ok: true }`,
+ * A join the client sends with an acknowledgement callback is answered (docs/api.md#join-and-leave): `{ ok: true, … }`,
  * or `{ ok: false, code }` with the code HTTP would give, and only then the socket is closed, so a client can stop
  * retrying what cannot succeed. Clients that send no callback (the released apps) see what they always saw.
  */
@@ -47,7 +50,7 @@ describe('the join acknowledgement', () => {
 
   it('a signed join is { ok: true } and the socket stays', async () => {
     const { answers, disconnects } = await joins(api.url, [signedJoin()]);
-    expect(answers).to.deep.equal([{ ok: true }]);
+    expect(answers).to.deep.equal([{ ok: true, ...PLAIN }]);
     expect(disconnects).to.deep.equal([]);
   });
 
@@ -80,13 +83,19 @@ describe('the join acknowledgement', () => {
 
   it('over the join budget, or over SOCKET_ROOMS_MAX: RATE_LIMITED', async () => {
     const budget = await joins(limited.url, [{ wkIdentity: 'pair-a' }, { wkIdentity: 'pair-b' }]);
-    expect(budget.answers).to.deep.equal([{ ok: true }, { ok: false, code: 'RATE_LIMITED' }]);
+    expect(budget.answers).to.deep.equal([
+      { ok: true, ...PLAIN },
+      { ok: false, code: 'RATE_LIMITED' },
+    ]);
     const other = signed(
       { wkIdentity: OTHER_PAIR.wkIdentity },
       { purpose: 'join', pair: OTHER_PAIR, by: 'key' },
     );
     const rooms = await joins(api.url, [signedJoin(), other]);
-    expect(rooms.answers).to.deep.equal([{ ok: true }, { ok: false, code: 'RATE_LIMITED' }]);
+    expect(rooms.answers).to.deep.equal([
+      { ok: true, ...PLAIN },
+      { ok: false, code: 'RATE_LIMITED' },
+    ]);
     expect(rooms.disconnects).to.deep.equal(['io server disconnect']);
   });
 });

@@ -51,6 +51,9 @@ async function resume(
   return { socket, answer };
 }
 
+/** The other side's presence in a join's answer while it has no socket and was never seen. */
+const ALONE = { connected: false, lastSeen: null };
+
 const events = (socket: TestClient) => socket.received.map(({ event, data }) => ({ event, data }));
 const asEvents = (records: Stored[]) => records.map((data) => ({ event: data.action, data }));
 
@@ -93,7 +96,14 @@ for (const name of TOPOLOGIES) {
         for (let i = 0; i < 4; i++) stored.push(await store(i % 2 ? a : b, room, side));
         const { epoch } = stored[0]!;
         const { socket, answer } = await resume(b, side, { wkIdentity: room, since: { epoch, offset: 1 } });
-        expect(answer).to.deep.equal({ ok: true, recovered: true, epoch, offset: 4, replayed: 3 });
+        expect(answer).to.deep.equal({
+          ok: true,
+          recovered: true,
+          epoch,
+          offset: 4,
+          replayed: 3,
+          peer: ALONE,
+        });
         expect(events(socket)).to.deep.equal(asEvents(stored.slice(1)));
         const next = await store(a, room, side);
         await waitFor('the live record', () => socket.received.length === 4);
@@ -144,6 +154,7 @@ describe('join with since: recovered, the replay and its bounds (standalone)', (
       epoch: stored[0]!.epoch,
       offset: 2,
       replayed: 2,
+      peer: ALONE,
     });
     expect(events(socket)).to.deep.equal(asEvents(stored));
   });
@@ -152,7 +163,14 @@ describe('join with since: recovered, the replay and its bounds (standalone)', (
     const stored = await store(a, 'st-last', 'wallet');
     const since = { epoch: stored.epoch, offset: 1 };
     const { socket, answer } = await resume(b, 'wallet', { wkIdentity: 'st-last', since });
-    expect(answer).to.deep.equal({ ok: true, recovered: true, epoch: stored.epoch, offset: 1, replayed: 0 });
+    expect(answer).to.deep.equal({
+      ok: true,
+      recovered: true,
+      epoch: stored.epoch,
+      offset: 1,
+      replayed: 0,
+      peer: ALONE,
+    });
     expect(socket.received).to.deep.equal([]);
   });
 
@@ -166,6 +184,7 @@ describe('join with since: recovered, the replay and its bounds (standalone)', (
       epoch: stored[0]!.epoch,
       offset: 2,
       replayed: 2,
+      peer: ALONE,
     });
     expect(events(socket)).to.deep.equal(asEvents(stored));
   });
@@ -174,7 +193,14 @@ describe('join with since: recovered, the replay and its bounds (standalone)', (
     const stored = await store(a, 'st-ahead', 'key');
     const since = { epoch: stored.epoch, offset: 9 };
     const { socket, answer } = await resume(b, 'key', { wkIdentity: 'st-ahead', since });
-    expect(answer).to.deep.equal({ ok: true, recovered: false, epoch: stored.epoch, offset: 1, replayed: 0 });
+    expect(answer).to.deep.equal({
+      ok: true,
+      recovered: false,
+      epoch: stored.epoch,
+      offset: 1,
+      replayed: 0,
+      peer: ALONE,
+    });
     expect(socket.received).to.deep.equal([]);
   });
 
@@ -189,6 +215,7 @@ describe('join with since: recovered, the replay and its bounds (standalone)', (
       epoch: stored[0]!.epoch,
       offset: 4,
       replayed: 2,
+      peer: ALONE,
     });
     expect(events(socket)).to.deep.equal(asEvents(stored.slice(2)));
     // From offset 2 on, the retained records 3 and 4 are all that is missing: recovered.
@@ -199,17 +226,32 @@ describe('join with since: recovered, the replay and its bounds (standalone)', (
       epoch: stored[0]!.epoch,
       offset: 4,
       replayed: 2,
+      peer: ALONE,
     });
   });
 
   it('a direction without a position: recovered only from offset 0', async () => {
     const empty = await resume(a, 'wallet', { wkIdentity: 'st-none', since: { offset: 0 } });
-    expect(empty.answer).to.deep.equal({ ok: true, recovered: true, epoch: null, offset: 0, replayed: 0 });
+    expect(empty.answer).to.deep.equal({
+      ok: true,
+      recovered: true,
+      epoch: null,
+      offset: 0,
+      replayed: 0,
+      peer: ALONE,
+    });
     const lost = await resume(a, 'wallet', {
       wkIdentity: 'st-none',
       since: { epoch: 'anEpochGone', offset: 3 },
     });
-    expect(lost.answer).to.deep.equal({ ok: true, recovered: false, epoch: null, offset: 0, replayed: 0 });
+    expect(lost.answer).to.deep.equal({
+      ok: true,
+      recovered: false,
+      epoch: null,
+      offset: 0,
+      replayed: 0,
+      peer: ALONE,
+    });
     // A record stored afterwards starts the direction: the stream sockets get it as offset 1.
     const first = await store(b, 'st-none', 'wallet');
     expect(first.offset).to.equal(1);
@@ -221,14 +263,21 @@ describe('join with since: recovered, the replay and its bounds (standalone)', (
   });
 
   it('a join without since is the plain join: its answer, the key replay of the current record only, none on the wallet path', async () => {
-    await store(a, 'st-plain', 'wallet');
+    const reply = await store(a, 'st-plain', 'wallet');
     const stored = [await store(a, 'st-plain', 'key'), await store(a, 'st-plain', 'key')];
     const key = await resume(b, 'key', { wkIdentity: 'st-plain' });
-    expect(key.answer).to.deep.equal({ ok: true });
+    const { epoch } = stored[1]!;
+    expect(key.answer).to.deep.equal({ ok: true, epoch, offset: 2, peer: ALONE });
     await waitFor('the replay', () => key.socket.received.length === 1);
     expect(events(key.socket)).to.deep.equal(asEvents([stored[1]!]));
     const wallet = await resume(b, 'wallet', { wkIdentity: 'st-plain' });
-    expect(wallet.answer).to.deep.equal({ ok: true });
+    const { peer } = wallet.answer as { peer: { lastSeen: string } };
+    expect(wallet.answer).to.deep.equal({
+      ok: true,
+      epoch: reply.epoch,
+      offset: 1,
+      peer: { connected: true, lastSeen: peer.lastSeen },
+    });
     expect(wallet.socket.received).to.deep.equal([]);
   });
 
@@ -240,7 +289,14 @@ describe('join with since: recovered, the replay and its bounds (standalone)', (
     const third = await store(a, 'st-twice', 'key');
     await waitFor('the live record', () => socket.received.length === 3);
     const again: unknown = await socket.socket.emitWithAck('join', { wkIdentity: 'st-twice', since });
-    expect(again).to.deep.equal({ ok: true, recovered: true, epoch: third.epoch, offset: 3, replayed: 0 });
+    expect(again).to.deep.equal({
+      ok: true,
+      recovered: true,
+      epoch: third.epoch,
+      offset: 3,
+      replayed: 0,
+      peer: ALONE,
+    });
     expect(events(socket)).to.deep.equal(asEvents([...stored, third]));
   });
 

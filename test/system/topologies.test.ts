@@ -364,6 +364,46 @@ for (const name of TOPOLOGIES) {
       }
     });
 
+    it('push grace: an ack-capable side’s push waits, and is skipped once that side acked (presence, pod liveness, receipt)', async () => {
+      const pair = `${name}-gracepair`;
+      const device = `fcm-device-${name}-grace`;
+      expect((await post(api.url, '/v1/token', { wkIdentity: pair, keyToken: device })).status).to.equal(200);
+      await topology.admin.hset(keys.presence(pair, 'key'), 'j:gracepod', 1, 'a:gracepod', 1);
+      await topology.admin.set(keys.pod('gracepod'), '1', 'EX', 45);
+      const fcm = await new FakeFcm().start();
+      const worker = await startTestWorker({
+        ...env,
+        PUSH_PROVIDER: 'fcm',
+        FCM_SERVICE_ACCOUNT_FILE: fcm.serviceAccountFile(),
+        FCM_API_URL: fcm.url,
+        PUSH_ACK_GRACE_MS: '3000',
+      });
+      try {
+        const action = { chain: 'btc', wkIdentity: pair, action: 'tx', payload: '0200abff', path: '0-0' };
+        const res = await post(api.url, '/v1/action', action);
+        expect(res.status).to.equal(200);
+        const at = new Date().toISOString();
+        await topology.admin.hset(keys.receipts(pair), res.body.data.id, JSON.stringify({ side: 'key', at }));
+        const id = pushJobId(res.body.data);
+        const jobKey = queueKey('relay:', PUSH_QUEUE, id);
+        // Read while the job waits: BullMQ clears the delay when it promotes the job.
+        const delay = await waitFor(
+          'the push job queued',
+          async () => (await topology.admin.hget(jobKey, 'delay')) ?? undefined,
+        );
+        expect(Number(delay)).to.be.above(0);
+        await waitFor(
+          'the push job finished',
+          async () => (await topology.admin.zscore(queueKey('relay:', PUSH_QUEUE, 'completed'), id)) !== null,
+        );
+        expect(await topology.admin.hget(jobKey, 'returnvalue')).to.equal('{"skipped":"delivered"}');
+        expect(fcm.sends).to.deep.equal([]);
+      } finally {
+        await worker.stop();
+        await fcm.stop();
+      }
+    });
+
     it('sockets: an action posted on one pod reaches the pair’s key socket on another pod through the room’s channel', async () => {
       const podB = await startTestApi(env);
       const room = `${name}-socketpair`;

@@ -18,6 +18,12 @@ export interface Keys {
   stream(wkIdentity: string, side: Side): string;
   /** A direction's position: its epoch, last offset and retained bytes; in the mailbox's slot too. */
   streamMeta(wkIdentity: string, side: Side): string;
+  /** Record id → the first ack's `{"side","at"}` JSON; in the mailbox's slot. */
+  receipts(wkIdentity: string): string;
+  /** A side's sockets in the pair's room: per pod joined (`j:<pod>`) and ack-capable (`a:<pod>`), and `lastSeen`. */
+  presence(wkIdentity: string, side: Side): string;
+  /** Exists while the pod is alive: only then do its presence counts count. */
+  pod(podId: string): string;
   /** The pair's registered tokens of one side: a sorted set scored by registration time. */
   tokens(wkIdentity: string, side: Side): string;
   /** Tokens that moved away from the pair, scored by the move's epoch (kept an hour; see TokenStore). */
@@ -65,6 +71,9 @@ export function keysFor(prefix: string): Keys {
     actionVerified: (id) => `${prefix}action:verified:{${prefix}action:${id}}`,
     stream: (id, side) => `${prefix}stream:${side}:{${prefix}action:${id}}`,
     streamMeta: (id, side) => `${prefix}streammeta:${side}:{${prefix}action:${id}}`,
+    receipts: (id) => `${prefix}receipts:{${prefix}action:${id}}`,
+    presence: (id, side) => `${prefix}presence:${side}:{${prefix}action:${id}}`,
+    pod: (podId) => `${prefix}pod:${podId}`,
     tokens: (id, side) => `${prefix}tokens:${side}:{${id}}`,
     tokensGone: (id, side) => `${prefix}tokens:gone:${side}:{${id}}`,
     tokenOwner: (side, token) => `${prefix}tokens:owner:${side}:${sha1(token)}`,

@@ -162,10 +162,11 @@ describe('liveness of the long-lived Redis connections (docs/operations.md#conne
       expect(proxy.freeze('push-intake')).to.equal(1);
       const frozenAt = Date.now();
       const expiresAt = new Date(Date.now() + 60_000).toISOString();
+      const createdAt = new Date().toISOString();
       await redis().xadd(
         keys.pushIntents,
         '*',
-        ...encodeIntent({ id: 'live3', wkIdentity: 'live3', action: 'tx', expiresAt }),
+        ...encodeIntent({ id: 'live3', wkIdentity: 'live3', action: 'tx', expiresAt, createdAt }),
       );
       await waitFor(
         'the intent taken',

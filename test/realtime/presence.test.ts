@@ -1,0 +1,270 @@
+import { expect } from 'chai';
+import type { RedisClient } from '../../src/core/redis/clients.js';
+import type { Side } from '../../src/core/sides.js';
+import { registry } from '../../src/core/metrics.js';
+import { keysFor } from '../../src/core/redis/keys.js';
+import { ackCapable } from '../../src/realtime/index.js';
+import { errorBody, get, startTestApi, type TestApi } from '../helpers/api.js';
+import { startApiPod } from '../helpers/child.js';
+import { redis } from '../helpers/redis.js';
+import { bearer, pairToken, SESSION_ENV } from '../helpers/sessions.js';
+import { PAIR, signed } from '../helpers/signing.js';
+import { closedAfterEach, connected, dataOf, type TestClient } from '../helpers/sockets.js';
+import { TOPOLOGIES, startTopology, type TestTopology } from '../helpers/topologies.js';
+import { waitFor } from '../helpers/wait.js';
+
+const keys = keysFor('relay:');
+const client = closedAfterEach();
+const ALONE = { connected: false, lastSeen: null };
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+type SidePresence = { connected: boolean; lastSeen: string | null };
+
+interface Answer {
+  ok: boolean;
+  peer: SidePresence;
+}
+
+/** A socket on `side` whose join (with an acknowledgement) was answered: the answer. */
+async function joined(
+  api: { url: string },
+  side: Side,
+  join: unknown,
+): Promise<{ socket: TestClient; answer: Answer }> {
+  const socket = client(api.url, side, undefined);
+  await connected(socket);
+  const answer: Answer = await socket.socket.timeout(5000).emitWithAck('join', join);
+  return { socket, answer };
+}
+
+const streamJoin = (wkIdentity: string) => ({ wkIdentity, since: { offset: 0 } });
+
+async function presenceOf(api: { url: string }, room: string) {
+  const res = await get(api.url, `/v1/presence/${room}`);
+  expect(res.status).to.equal(200);
+  return res.body.data as Record<Side, SidePresence>;
+}
+
+/** The presence hash of a side as Redis holds it. */
+const hashOf = (admin: RedisClient, room: string, side: Side) => admin.hgetall(keys.presence(room, side));
+
+async function changes(side: Side, connected: boolean): Promise<number> {
+  const values = (await registry.getSingleMetric('relay_presence_changes_total')!.get()).values;
+  return values.find((v) => v.labels.side === side && v.labels.connected === String(connected))?.value ?? 0;
+}
+
+/** The core case on every topology: two pods, a side's sockets on both, the other side told of each transition once. */
+for (const name of TOPOLOGIES) {
+  describe(`presence across two pods on a ${name} Redis (docs/api.md#presence)`, function () {
+    this.timeout(60_000);
+    let topology: TestTopology;
+    let a: TestApi;
+    let b: TestApi;
+    before(async () => {
+      topology = await startTopology(name);
+      [a, b] = await Promise.all([startTestApi(topology.env), startTestApi(topology.env)]);
+    });
+    after(async () => {
+      await Promise.all([a?.stop(), b?.stop()]);
+      await topology?.stop();
+    });
+
+    it('connected and lastSeen on every pod; the presence event once per transition, to stream sockets only', async () => {
+      const room = `${name}-presence`;
+      expect(await presenceOf(a, room)).to.deep.equal({ key: ALONE, wallet: ALONE });
+      const watcher = await joined(a, 'wallet', streamJoin(room));
+      expect(watcher.answer).to.deep.equal({
+        ok: true,
+        recovered: true,
+        epoch: null,
+        offset: 0,
+        replayed: 0,
+        peer: ALONE,
+      });
+      const plain = await joined(b, 'wallet', { wkIdentity: room });
+      const before = await changes('key', true);
+
+      const first = await joined(b, 'key', { wkIdentity: room });
+      expect(first.answer).to.deep.include({ ok: true, epoch: null, offset: 0 });
+      expect(first.answer.peer).to.deep.include({ connected: true });
+      expect(first.answer.peer.lastSeen).to.match(ISO);
+      await waitFor('the presence event', () => dataOf(watcher.socket, 'presence').length === 1);
+      const [event] = dataOf(watcher.socket, 'presence') as { lastSeen: string }[];
+      expect(event).to.deep.equal({
+        wkIdentity: room,
+        side: 'key',
+        connected: true,
+        lastSeen: event!.lastSeen,
+      });
+      expect(event!.lastSeen).to.match(ISO);
+      expect((await presenceOf(a, room)).key.connected).to.equal(true);
+      expect((await presenceOf(b, room)).wallet.connected).to.equal(true);
+      expect(await changes('key', true)).to.equal(before + 1);
+
+      // A second socket of the side, on the other pod: no transition.
+      const second = await joined(a, 'key', { wkIdentity: room });
+      const held = await hashOf(topology.admin, room, 'key');
+      expect(Object.keys(held).sort()).to.have.length(2);
+      expect(
+        Object.entries(held).every(([field, value]) => /^j:[0-9a-f]{16}$/.test(field) && value === '1'),
+      ).to.equal(true);
+      for (const field of Object.keys(held)) {
+        expect(await topology.admin.exists(keys.pod(field.slice(2)))).to.equal(1);
+        expect(await topology.admin.ttl(keys.pod(field.slice(2)))).to.be.within(1, 45);
+      }
+      expect(await topology.admin.ttl(keys.presence(room, 'key'))).to.be.within(1, 86_400);
+
+      first.socket.close();
+      await waitFor(
+        'one socket counted',
+        async () => Object.keys(await hashOf(topology.admin, room, 'key')).length === 2,
+      );
+      expect((await presenceOf(b, room)).key.connected).to.equal(true);
+      second.socket.close();
+      await waitFor('the second presence event', () => dataOf(watcher.socket, 'presence').length === 2);
+      const gone = dataOf(watcher.socket, 'presence')[1] as { lastSeen: string };
+      expect(gone).to.deep.equal({
+        wkIdentity: room,
+        side: 'key',
+        connected: false,
+        lastSeen: gone.lastSeen,
+      });
+      // What Redis holds once the side left: when, and no count.
+      expect(await hashOf(topology.admin, room, 'key')).to.deep.equal({
+        lastSeen: String(Date.parse(gone.lastSeen)),
+      });
+      const after = await presenceOf(a, room);
+      expect(after).to.deep.equal({
+        key: { connected: false, lastSeen: gone.lastSeen },
+        wallet: { connected: true, lastSeen: after.wallet.lastSeen },
+      });
+      expect(dataOf(plain.socket, 'presence')).to.deep.equal([]);
+      expect(dataOf(watcher.socket, 'presence')).to.have.length(2);
+    });
+  });
+}
+
+describe('presence (standalone)', function () {
+  this.timeout(60_000);
+  let a: TestApi;
+  let b: TestApi;
+  let apps: TestApi;
+  before(async () => {
+    [a, b, apps] = await Promise.all([
+      startTestApi({ PRESENCE_TTL_SECONDS: '15' }),
+      startTestApi(SESSION_ENV),
+      startTestApi({ API_PROFILE: 'ssp-apps' }),
+    ]);
+  });
+  after(async () => {
+    await Promise.all([a?.stop(), b?.stop(), apps?.stop()]);
+  });
+
+  it('GET /v1/presence: a path parameter outside the identifier format is 400 in the envelope', async () => {
+    for (const api of [a, apps]) {
+      const res = await get(api.url, '/v1/presence/not%20an%20id');
+      expect(res.status).to.equal(400);
+      expect(res.body).to.deep.equal(errorBody(res, 'INVALID_PARAMETER', res.body.error.message));
+      expect(res.body.error.details).to.deep.include({
+        field: '/params/id',
+        message: res.body.error.details[0].message,
+      });
+    }
+  });
+
+  it('GET /v1/presence under ssp-apps: the object itself', async () => {
+    const { socket } = await joined(apps, 'key', { wkIdentity: 'pr-apps' });
+    const res = await get(apps.url, '/v1/presence/pr-apps');
+    expect(res.status).to.equal(200);
+    expect(res.body).to.deep.equal({
+      key: { connected: true, lastSeen: res.body.key.lastSeen },
+      wallet: ALONE,
+    });
+    socket.close();
+  });
+
+  it('the join answer of each kind carries the peer', async () => {
+    const room = 'pr-peer';
+    const key = await joined(a, 'key', { wkIdentity: room });
+    expect(key.answer).to.deep.equal({ ok: true, epoch: null, offset: 0, peer: ALONE });
+    const wallet = await joined(b, 'wallet', streamJoin(room));
+    expect(wallet.answer).to.deep.include({ ok: true, recovered: true, replayed: 0 });
+    expect(wallet.answer.peer).to.deep.equal({ connected: true, lastSeen: wallet.answer.peer.lastSeen });
+    key.socket.close();
+    await waitFor('the key side gone', async () => !(await presenceOf(b, room)).key.connected);
+    const again = await joined(a, 'wallet', { wkIdentity: room });
+    const { lastSeen } = (await presenceOf(b, room)).key;
+    expect(lastSeen).to.match(ISO);
+    expect(again.answer.peer).to.deep.equal({ connected: false, lastSeen });
+  });
+
+  it('ackCapable: only a stream socket whose join was verified (a signature or a session token)', async () => {
+    const room = PAIR.wkIdentity;
+    const capable = () => ackCapable(redis(), keys, room, 'key');
+    expect(await capable()).to.equal(false);
+    const plain = await joined(a, 'key', { wkIdentity: room });
+    const unsigned = await joined(b, 'key', streamJoin(room));
+    expect(await capable()).to.equal(false);
+    const verified = await joined(b, 'key', signed(streamJoin(room), { purpose: 'join', by: 'key' }));
+    expect(verified.answer).to.deep.include({ ok: true, recovered: true });
+    expect(await capable()).to.equal(true);
+    expect(await ackCapable(redis(), keys, room, 'wallet')).to.equal(false);
+    const held = await redis().hgetall(keys.presence(room, 'key'));
+    expect(Object.entries(held).filter(([field]) => field.startsWith('a:'))).to.have.length(1);
+    expect(
+      Object.values(held)
+        .map(Number)
+        .reduce((sum, n) => sum + n, 0),
+    ).to.equal(4);
+    verified.socket.close();
+    await waitFor('not ack-capable', async () => !(await capable()));
+    const token = await pairToken(b.url, 'key');
+    const session = await joined(b, 'key', { ...streamJoin(room), token });
+    expect(session.answer).to.deep.include({ ok: true, recovered: true });
+    expect(await capable()).to.equal(true);
+    session.socket.close();
+    await waitFor('not ack-capable', async () => !(await capable()));
+    plain.socket.close();
+    unsigned.socket.close();
+  });
+
+  it('GET /v1/presence is a protected read: a session token of another pair is refused', async () => {
+    const token = await pairToken(b.url, 'key');
+    const res = await get(b.url, '/v1/presence/another-pair', bearer(token));
+    expect(res.status).to.equal(401);
+    expect(res.body.error.code).to.equal('AUTH_INVALID');
+    const own = await get(b.url, `/v1/presence/${PAIR.wkIdentity}`, bearer(token));
+    expect(own.status).to.equal(200);
+    expect(own.body.data).to.deep.equal({ key: ALONE, wallet: ALONE });
+  });
+
+  it('a pod killed without cleanup stops counting within PRESENCE_TTL_SECONDS; the stream sockets hear it', async function () {
+    this.timeout(90_000);
+    const room = 'pr-killed';
+    const pod = await startApiPod({ PRESENCE_TTL_SECONDS: '15' });
+    try {
+      const watcher = await joined(a, 'wallet', streamJoin(room));
+      const doomed = client(pod.url, 'key', { wkIdentity: room }, { reconnection: false });
+      await waitFor('the key side connected', async () => (await presenceOf(b, room)).key.connected);
+      await waitFor('the presence event', () => dataOf(watcher.socket, 'presence').length === 1);
+      pod.child.process.kill('SIGKILL');
+      await waitFor('the socket gone', () => doomed.disconnects.length > 0);
+      // The pod's key lives up to PRESENCE_TTL_SECONDS; the watching pod rereads its peers every third of its own,
+      // so the event comes without any read.
+      await waitFor('the presence event', () => dataOf(watcher.socket, 'presence').length === 2, 25_000);
+      expect((await presenceOf(b, room)).key.connected).to.equal(false);
+      const gone = dataOf(watcher.socket, 'presence')[1] as { lastSeen: string };
+      expect(gone).to.deep.equal({
+        wkIdentity: room,
+        side: 'key',
+        connected: false,
+        lastSeen: gone.lastSeen,
+      });
+      expect(await redis().hgetall(keys.presence(room, 'key'))).to.deep.equal({
+        lastSeen: String(Date.parse(gone.lastSeen)),
+      });
+    } finally {
+      pod.child.kill();
+    }
+  });
+});
