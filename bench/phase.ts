@@ -18,8 +18,12 @@ export const OPTIONS = {
   phase: {
     type: 'string',
     default:
-      'sync-get,not-modified,action-post,push,routed,routed-push,intake,push-grace,verify,signed,session,acks,long',
+      'sync-get,not-modified,action-post,push,routed,routed-push,intake,push-grace,verify,signed,session,acks,longpoll,long',
   },
+  // A checkout of the relay before the pair's stream (its dependencies installed): the longpoll phase's baseline.
+  'longpoll-before': { type: 'string' },
+  'longpoll-pairs': { type: 'string', default: '1000' },
+  'longpoll-held': { type: 'string', default: '10000' },
   'signed-requests': { type: 'string', default: '4000' },
   'relay-node-args': { type: 'string', default: '' },
   profile: { type: 'boolean', default: false },

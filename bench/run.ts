@@ -6,10 +6,12 @@
  * push intent, against storing only, and a long run for the relay's memory. Loopback only; raw results go to .bench/. See docs/benchmarks.md.
  *
  *   npm run bench -- [--duration 10] [--rounds 5] [--connections 64] [--warmup 3] [--long 60]
- *                    [--runner dist|tsx] [--phase sync-get,not-modified,action-post,push,routed,routed-push,intake,push-grace,verify,signed,session,acks,long,
+ *                    [--runner dist|tsx] [--phase sync-get,not-modified,action-post,push,routed,routed-push,intake,push-grace,verify,signed,
+ *                    session,acks,longpoll,long,
  *                    sockets,storm,fanout]
  *                    [--profile] [--relay-node-args=--flag] [--socket-clients 19000] [--socket-rate 200]
  *                    [--socket-seconds 20] [--socket-idle-seconds 50] [--signed-requests 4000] [--storm-clients 5000] [--backlog 4096]
+ *                    [--longpoll-before <checkout>] [--longpoll-pairs 1000]
  *
  * `push-grace` (bench/push-grace.ts) counts FCM messages per request to a key app that acks on an authenticated stream
  * socket, with and without PUSH_ACK_GRACE_MS, through a worker in this process and the tests' fake FCM.
@@ -41,6 +43,7 @@ import { actionPost } from './action-post.js';
 import { fanout } from './fanout.js';
 import { intake } from './intake.js';
 import { long } from './long.js';
+import { longPoll } from './longpoll.js';
 import { notModified } from './not-modified.js';
 import { push, routed, routedPush } from './paired.js';
 import { pushGrace } from './push-grace.js';
@@ -68,6 +71,7 @@ const PHASES: Phase[] = [
   signedWrites,
   sessions,
   acks,
+  longPoll,
   long,
   sockets,
   storm,

@@ -3,6 +3,7 @@ export {
   RelayClient,
   RelaySession,
   type ApiProfile,
+  type PollOptions,
   type RelayClientOptions,
   type Subject,
   type WriteOptions,

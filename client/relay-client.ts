@@ -14,6 +14,7 @@ import type {
   Ack,
   ActionRecord,
   ActionRequest,
+  ActionStream,
   ContactRequest,
   Health,
   NetworkFee,
@@ -43,6 +44,18 @@ export interface RelayClientOptions {
   profile?: ApiProfile;
   /** The fetch to call (default the global one). */
   fetch?: typeof fetch;
+}
+
+/** Where a stream read starts (docs/api.md#stream-read-and-long-poll). */
+export interface PollOptions {
+  /** The direction: the records to the key app or to the wallet app. */
+  to: Side;
+  /** The offset of the last record the caller has in that direction (0: none). */
+  after: number;
+  /** The epoch of that offset: required when `after` > 0. */
+  epoch?: string | null;
+  /** Seconds (0–25) the relay may hold the request while there is nothing to return (default 0). */
+  wait?: number;
 }
 
 /** A write signed with the pair's keys when `sign` is given (docs/api.md#identity-signed-requests). */
@@ -132,7 +145,20 @@ export class RelayClient {
       method: 'POST',
       path: `/v1/action/${segment(wkIdentity)}/${segment(id)}/ack`,
       body: sent,
+      subject: pairOf(wkIdentity),
     });
+  }
+
+  /**
+   * The records of one direction after a position, held by the relay up to `wait` seconds while there are none
+   * (a long-poll): pass the answer's `epoch` and `offset` as the next call's `epoch` and `after`.
+   */
+  pollAction(wkIdentity: string, { to, after, epoch, wait }: PollOptions): Promise<ActionStream> {
+    const query = new URLSearchParams({ to, after: String(after) });
+    if (epoch !== undefined && epoch !== null) query.set('epoch', epoch);
+    if (wait !== undefined) query.set('wait', String(wait));
+    const path = `/v1/action/${segment(wkIdentity)}?${query.toString()}`;
+    return this.call({ method: 'GET', path, bareForApps: true, subject: pairOf(wkIdentity) });
   }
 
   postToken(body: TokenRequest, options: WriteOptions = {}): Promise<TokenCounts> {

@@ -78,6 +78,21 @@ export interface Delivered extends Receipt {
   offset: number;
 }
 
+/**
+ * A direction's records after a client's position (`pollAction`): `epoch` and `offset` are the direction's
+ * current position, the next call's `epoch` and `after`.
+ */
+export interface ActionStream {
+  /** null while the direction has no position. */
+  epoch: string | null;
+  /** The direction's last offset (0: none). */
+  offset: number;
+  /** Whether every record after the position is among `records`; false: some were lost, read the mailbox. */
+  recovered: boolean;
+  /** In increasing offset order. */
+  records: ActionRecord[];
+}
+
 export interface TokenRequest {
   wkIdentity: string;
   keyToken?: string;

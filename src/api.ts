@@ -11,6 +11,7 @@ import { createRedis, redisServes } from './core/redis/clients.js';
 import type { RoleHandle } from './core/role.js';
 import { announceVerifier, chooseVerifier, openSessions } from './identity/index.js';
 import { openKeys, openStores } from './stores.js';
+import { LongPolls } from './mailbox/index.js';
 
 export interface ApiHandle extends RoleHandle {
   readonly server: Server;
@@ -38,6 +39,7 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
     authGate,
     redis,
   });
+  const longPolls = new LongPolls(realtime.signals, config.longPoll.perIp);
   let draining = false;
 
   const app = buildApp({
@@ -48,6 +50,7 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
     ack,
     stores,
     actionEvents: realtime.emitter,
+    longPolls,
     presence: realtime.presence,
     authGate,
     sessions,
@@ -102,6 +105,8 @@ export async function startApi(config: Config, log: Logger): Promise<ApiHandle> 
     url,
     async stop() {
       draining = true;
+      // Held stream reads are answered now, with what there is: nothing is held from here on.
+      longPolls.drain();
       log.info('api draining');
       const forced = setTimeout(() => {
         log.warn('shutdown timeout: closing remaining connections');

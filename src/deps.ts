@@ -9,7 +9,7 @@ import type { Keys } from './core/redis/keys.js';
 import type { WriteAck } from './core/redis/write-ack.js';
 import type { SignedRoute } from './core/signed-routes.js';
 import type { AuthGate, Sessions } from './identity/index.js';
-import type { ActionEvents } from './mailbox/index.js';
+import type { ActionEvents, LongPolls } from './mailbox/index.js';
 import type { PresenceReads } from './realtime/index.js';
 import type { StoreClients, Stores } from './stores.js';
 
@@ -26,6 +26,8 @@ export interface ApiParts {
   readiness: Readiness;
   /** Told of every stored action (the socket emitter). */
   actionEvents: ActionEvents;
+  /** The stream reads the pod holds, woken through the room channels; drained at SIGTERM. */
+  longPolls: LongPolls;
   /** Each side's sockets per pair, for GET /v1/presence. */
   presence: PresenceReads;
   /** Identity signatures of writes, shared with the socket joins. */

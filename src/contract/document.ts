@@ -85,6 +85,7 @@ const schemas = (routes: readonly Operation[], profile: ApiProfile): Record<stri
   SyncRecord: responses.syncRecord,
   ActionRequest: requestSchema(routes, 'ActionRequest'),
   ActionRecord: responses.actionRecord(profile),
+  ActionStream: responses.actionStream(profile),
   AckRequest: requestSchema(routes, 'AckRequest'),
   Ack: responses.ack,
   RecoveryPubRequest: requestSchema(routes, 'RecoveryPubRequest'),
@@ -153,7 +154,7 @@ const HEADERS: Record<string, { description: string; schema: Schema }> = {
   },
   ETag: {
     description:
-      "The record's entity tag, opaque: the same on every pod for the same record, another for another record",
+      "The record's entity tag, opaque: the same on every pod for the same record, another for another record; a stream read has none",
     schema: { type: 'string', pattern: '^"[\\x21\\x23-\\x7e]*"$' },
   },
   'Cache-Control': {
@@ -207,7 +208,11 @@ function headersOf(operation: Operation, status: number, codes: ErrorCode[] = []
     'X-Request-Id': headerRef('X-Request-Id', true),
     'X-Content-Type-Options': headerRef('X-Content-Type-Options', true),
     ...(operation.conditional && answered
-      ? { ETag: headerRef('ETag', true), 'Cache-Control': headerRef('Cache-Control', true) }
+      ? {
+          // A stream read (the query parameters) has no tag.
+          ETag: headerRef('ETag', status === 304 || operation.query === undefined),
+          'Cache-Control': headerRef('Cache-Control', true),
+        }
       : {}),
   };
   if (v1) for (const name of RATE_LIMIT_HEADERS) headers[name] = headerRef(name, limited);
@@ -219,7 +224,12 @@ function headersOf(operation: Operation, status: number, codes: ErrorCode[] = []
 }
 
 function responsesOf(operation: Operation, profile: ApiProfile): Schema {
-  const data = ref(operation.data);
+  const data = operation.query
+    ? {
+        description: `${operation.data} without the query parameters; ${operation.query.data} with them`,
+        anyOf: [ref(operation.data), ref(operation.query.data)],
+      }
+    : ref(operation.data);
   const out: Schema = {
     200: {
       description: 'Success',
@@ -280,7 +290,14 @@ function parametersOf(operation: Operation): Schema[] | undefined {
         },
       ]
     : [];
-  const all = [...path, ...header];
+  const query = Object.entries(operation.query?.schema.properties ?? {}).map(([name, schema]) => ({
+    name,
+    in: 'query',
+    required: false,
+    description: operation.query!.description,
+    schema: portable(schema),
+  }));
+  const all = [...path, ...query, ...header];
   return all.length > 0 ? all : undefined;
 }
 

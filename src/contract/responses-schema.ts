@@ -107,6 +107,42 @@ export const deliveredEvent = {
   additionalProperties: false,
 } as const;
 
+/** A stream read's answer (docs/api.md#stream-read-and-long-poll); its records are ActionRecords. */
+export function actionStream(profile: ApiProfile) {
+  return {
+    type: 'object',
+    description:
+      profile === 'ssp-apps'
+        ? 'the answer itself, without the envelope, as every answer of this route under ssp-apps'
+        : "the direction's records after the client's position",
+    properties: {
+      epoch: {
+        anyOf: [streamEpoch, { type: 'null' }],
+        description: "the direction's current epoch; null when it has no position",
+      },
+      offset: {
+        type: 'integer',
+        minimum: 0,
+        maximum: Number.MAX_SAFE_INTEGER,
+        description: "the direction's last offset (0 when none): the client's next `after`",
+      },
+      recovered: {
+        type: 'boolean',
+        description: "whether every record after the client's position is among `records`",
+      },
+      records: {
+        type: 'array',
+        maxItems: 300,
+        description:
+          'in increasing offset order: the records after `after` when `epoch` is the current one, else every retained one',
+        items: { $ref: '#/components/schemas/ActionRecord' },
+      },
+    },
+    required: ['epoch', 'offset', 'recovered', 'records'],
+    additionalProperties: false,
+  } as const;
+}
+
 const count = { type: 'integer', minimum: 0, maximum: 100 } as const;
 
 export const tokenCounts = {

@@ -6,6 +6,7 @@ export { ackParams } from './schema.js';
 export { type ActionEvents } from './routes.js';
 export { actionBody, streamEpoch, streamPosition } from './schema.js';
 export { ackMetrics, streamMetrics } from './metrics.js';
+export { LongPolls, type StoredSignals, type Watch } from './long-poll.js';
 export { acknowledge, type ReceiptEvents } from './acks.js';
 export {
   ActionStore,

@@ -1,4 +1,4 @@
-import { Counter } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import { registry } from '../core/metrics.js';
 
 const intentAppendMisses = new Counter({
@@ -57,4 +57,25 @@ const acks = new Counter({
 
 export const ackMetrics = {
   counted: (via: 'socket' | 'http', outcome: AckOutcome) => acks.inc({ via, outcome }),
+};
+
+const longPollWaiting = new Gauge({
+  name: 'relay_longpoll_waiting',
+  help: 'Stream reads this pod holds now (long-polls waiting for a record).',
+  registers: [registry],
+});
+
+/** How a stream read was answered. */
+export type LongPollOutcome = 'records' | 'timeout' | 'immediate' | 'over_limit' | 'drained';
+
+const longPolls = new Counter({
+  name: 'relay_longpoll_total',
+  help: 'Stream reads (GET /v1/action/{id} with to and after), by outcome: records (held, then woken by a record), timeout (held for its wait), immediate (not held), over_limit (LONGPOLL_PER_IP reached), drained (answered at SIGTERM).',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+export const longPollMetrics = {
+  waiting: (change: number) => longPollWaiting.inc(change),
+  answered: (outcome: LongPollOutcome) => longPolls.inc({ outcome }),
 };

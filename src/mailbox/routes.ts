@@ -2,15 +2,25 @@ import type { SignedRoute } from '../core/signed-routes.js';
 import type { CoreConfig } from '../core/config/config.js';
 import type { MailboxConfig } from './variables.js';
 import type { MountedRoute, StoredAnswer, WriteGuards } from '../core/feature.js';
-import { okJson } from '../core/http/context.js';
+import { idle, okJson, type RelayContext } from '../core/http/context.js';
 import { koaPath, type RouteSpec } from '../core/http/route-spec.js';
 import { AppError } from '../core/errors.js';
 import { readWithin } from '../core/limits/rate-limit.js';
 import { errorFields } from '../core/log.js';
-import { ackMetrics, notModifiedCounter, recordIntentAppendMiss } from './metrics.js';
+import {
+  ackMetrics,
+  longPollMetrics,
+  notModifiedCounter,
+  recordIntentAppendMiss,
+  streamMetrics,
+  type LongPollOutcome,
+} from './metrics.js';
 import { answeredNotModified } from '../core/http/conditional.js';
 import { validator } from '../core/validation/validate.js';
-import { ackBody, ackParams, actionBody } from './schema.js';
+import { ackBody, ackParams, actionBody, streamQuery } from './schema.js';
+import { ipBucket } from '../core/http/client-ip.js';
+import type { Side } from '../core/sides.js';
+import type { LongPolls } from './long-poll.js';
 import { idParams } from '../core/validation/common-schema.js';
 import { acknowledge, type ReceiptEvents } from './acks.js';
 import { actionTypeRule, pushSide, unsignedGuard } from '../action-types/index.js';
@@ -23,14 +33,41 @@ import {
   type ActionRecord,
   type ActionRequest,
   type ActionStore,
+  type StreamRead,
   type WriteOrigin,
 } from './store.js';
 import { newRecordId } from '../core/record-id.js';
-import type { Side } from '../core/sides.js';
 
 const parseBody = validator<ActionRequest>('body', actionBody);
 const parseParams = validator<{ id: string }>('params', idParams);
 const parseAckParams = validator<{ wkIdentity: string; id: string }>('params', ackParams);
+
+interface StreamQuery {
+  to: Side;
+  after: string;
+  epoch?: string;
+  wait?: string;
+}
+
+const checkQuery = validator<StreamQuery>('query', streamQuery);
+
+/** A stream read's parameters (docs/api.md#stream-read-and-long-poll), or undefined for the plain read. */
+function parseQuery(query: Record<string, unknown>): StreamQuery | undefined {
+  if (!['to', 'after', 'epoch', 'wait'].some((name) => name in query)) return undefined;
+  const parsed = checkQuery(query);
+  if (Number(parsed.after) > Number.MAX_SAFE_INTEGER) {
+    throw new AppError('INVALID_PARAMETER', 'A query parameter is invalid.', {
+      details: [{ field: '/query/after', message: 'must be an integer from 0 to 2^53 − 1' }],
+    });
+  }
+  return parsed;
+}
+
+/** A stream read's answer as JSON text: the records spliced in as stored. */
+function streamJson({ epoch, offset, recovered, records }: StreamRead): string {
+  const list = records.map((record) => record.json).join(',');
+  return `{"epoch":${JSON.stringify(epoch)},"offset":${offset},"recovered":${recovered},"records":[${list}]}`;
+}
 
 /**
  * How records are shaped: their lifetime, and whether they also carry `expireAt` (API_PROFILE=ssp-apps); and the
@@ -101,6 +138,12 @@ export const actionRead = {
   doc: 'get-v1actionid',
   params: idParams,
   data: 'ActionRecord',
+  query: {
+    schema: streamQuery,
+    data: 'ActionStream',
+    description:
+      'a stream read (docs/api.md#stream-read-and-long-poll): to and after go together, epoch is required when after > 0, wait holds the request (seconds, 0–25) while there is nothing to return; never 404, no ETag',
+  },
   bareForApps: true,
   errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
   consumesLimitInScript: true,
@@ -139,6 +182,46 @@ export interface ActionDeps {
   guards: WriteGuards;
   /** Told of every stored action (the socket emitter). */
   actionEvents: ActionEvents;
+  /** The stream reads this pod holds. */
+  longPolls: LongPolls;
+}
+
+/**
+ * A stream read: one point of the rate limit, the direction's records after the client's position and, when there
+ * are none to give yet, the hold (docs/api.md#stream-read-and-long-poll).
+ */
+async function answerStream(
+  ctx: RelayContext,
+  store: ActionStore,
+  longPolls: LongPolls,
+  wkIdentity: string,
+  query: StreamQuery,
+): Promise<void> {
+  await ctx.state.limit?.consume();
+  const side = query.to;
+  const since = { offset: Number(query.after), ...(query.epoch !== undefined ? { epoch: query.epoch } : {}) };
+  let read = await store.readStream(wkIdentity, side, since);
+  let outcome: LongPollOutcome = 'immediate';
+  const waitMs = Number(query.wait ?? 0) * 1000;
+  if (read.records.length === 0 && read.recovered && waitMs > 0) {
+    const ip = ipBucket(ctx.ip);
+    const refusal = longPolls.refusal(ip);
+    if (refusal !== undefined) outcome = refusal;
+    else {
+      // Held without an answer slot of its address, and outside the request duration metric.
+      const gone = (end: () => void) => (ctx.res.closed ? end() : ctx.res.once('close', end));
+      const held = longPolls.hold(ip, side, wkIdentity, waitMs, gone, async () => {
+        read = await store.readStream(wkIdentity, side, since);
+        return read.records.length > 0 || !read.recovered;
+      });
+      const ending = await idle(ctx, held);
+      outcome = ending === 'stored' ? 'records' : ending;
+    }
+  }
+  streamMetrics.recovery('poll', side, read.recovered);
+  longPollMetrics.answered(outcome);
+  ctx.set('Cache-Control', 'no-cache');
+  okJson(ctx, streamJson(read));
 }
 
 /**
@@ -194,12 +277,14 @@ export const actionRoutes: MountedRoute<ActionDeps>[] = [
   },
   {
     spec: actionRead,
-    handling: ({ stores, guards }) => {
+    handling: ({ stores, guards, longPolls }) => {
       const countNotModified = notModifiedCounter(koaPath(actionRead));
       return {
         guards: [guards.sessionRead('pair')],
         handler: async (ctx) => {
           const { id } = parseParams({ ...ctx.params });
+          const query = parseQuery({ ...ctx.query });
+          if (query) return answerStream(ctx, stores.actions, longPolls, id, query);
           const read = mailboxRead(await readWithin(ctx.state.limit, stores.actions.recordRead(id)));
           if (read === null)
             throw new AppError('NOT_FOUND', 'The action mailbox of this pair is empty or expired.');

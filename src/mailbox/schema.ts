@@ -99,3 +99,42 @@ export const ackParams = {
 
 /** An ack's body: an object (`{}`), which carries the credential. */
 export const ackBody = { type: 'object', properties: {}, additionalProperties: false } as const;
+
+/** The longest a stream read is held, in seconds. */
+export const LONGEST_WAIT_SECONDS = 25;
+
+/**
+ * The query of a stream read (docs/api.md#stream-read-and-long-poll), as the URL carries it: text. `to` and
+ * `after` go together, `epoch` and `wait` only with them; other parameters are ignored, as on every read.
+ */
+export const streamQuery = {
+  type: 'object',
+  properties: {
+    to: { type: 'string', enum: ['key', 'wallet'] },
+    after: {
+      type: 'string',
+      pattern: '^(0|[1-9][0-9]{0,15})$',
+      description: 'an integer from 0 to 2^53 − 1',
+    },
+    epoch: streamEpoch,
+    wait: {
+      type: 'string',
+      pattern: '^([0-9]|1[0-9]|2[0-5])$',
+      description: `an integer from 0 to ${LONGEST_WAIT_SECONDS}: seconds to hold the request when there is nothing to return`,
+    },
+  },
+  allOf: [
+    ...(
+      [
+        ['to', 'after'],
+        ['after', 'to'],
+        ['epoch', 'to'],
+        ['wait', 'to'],
+      ] as const
+    ).map(([given, needed]) => ({ if: { required: [given] }, then: { required: [needed] } })),
+    {
+      if: { properties: { after: { not: { const: '0' } } }, required: ['after'] },
+      then: { required: ['epoch'] },
+    },
+  ],
+} as const;

@@ -1,5 +1,5 @@
 import { int, string } from '../core/config/parsers.js';
-import { BOTH, optional, variable, type ValuesOf } from '../core/config/variables.js';
+import { API, BOTH, optional, variable, type ValuesOf } from '../core/config/variables.js';
 
 /**
  * The mailbox's variables: the operator's action types (read by src/config.ts), the record's lifetime and what
@@ -27,6 +27,10 @@ export const MAILBOX_VARIABLES = {
     roles: BOTH,
     doc: "how long a direction's epoch and last offset outlive its last record (at least `ACTION_TTL_SECONDS`)",
   }),
+  LONGPOLL_PER_IP: variable(int(0, 10_000), 10, {
+    roles: API,
+    doc: 'stream reads held at once per client address on one API pod; one more is answered at once (0: never hold; docs/api.md#stream-read-and-long-poll)',
+  }),
 };
 
 export function mailboxSettings(v: ValuesOf<typeof MAILBOX_VARIABLES>) {
@@ -37,6 +41,7 @@ export function mailboxSettings(v: ValuesOf<typeof MAILBOX_VARIABLES>) {
       maxBytes: v.STREAM_MAX_BYTES,
       metaTtlSeconds: v.STREAM_META_TTL_SECONDS,
     },
+    longPoll: { perIp: v.LONGPOLL_PER_IP },
   };
 }
 export type MailboxConfig = ReturnType<typeof mailboxSettings>;

@@ -6,7 +6,7 @@ import { socketMetrics } from './metrics.js';
 import { createRedis, type RedisClient } from '../core/redis/clients.js';
 import type { RedisTopology } from '../core/config/config.js';
 import { Cluster } from 'ioredis';
-import type { ActionRecord, DeliveredEvent, ReceiptNotice } from '../mailbox/index.js';
+import type { ActionRecord, DeliveredEvent, ReceiptNotice, StoredSignals, Watch } from '../mailbox/index.js';
 import { deliverReceipt, deliverToRoom, sendToStreamSockets, type PresenceChange } from './deliveries.js';
 import type { RelayServer } from './types.js';
 
@@ -46,11 +46,16 @@ export type NoticeKind = 'delivered' | 'presence';
  * `<pod id> <room> <kind>\n<JSON>` (`presence`: a side of the pair went connected or not connected; `delivered`:
  * a receipt's event, docs/api.md#acks-and-receipts), which a pod that knows no kinds skips as a room it does not
  * hold.
+ *
+ * The held stream reads of the pod (long-polls) watch a room's channel too: it stays subscribed while one waits,
+ * and each record of the room, stored on this pod or announced by a notice, wakes them.
  */
-export class RoomChannels {
+export class RoomChannels implements StoredSignals {
   /** This pod's id: it opens each of its notices, and names its presence counts and liveness key. */
   readonly pod = randomBytes(POD_ID_BYTES / 2).toString('hex');
   private readonly subscriptions = new Map<string, Subscription>();
+  /** The wake-ups of the held stream reads, by `<side> <room>`. */
+  private readonly watchers = new Map<string, Set<() => void>>();
   private readonly servers = new Map<Side, RelayServer>();
   /** Notices handed to the publisher and not answered yet (ioredis may hold them for a turn: auto-pipelining). */
   private readonly publishing = new Set<Promise<unknown>>();
@@ -81,7 +86,8 @@ export class RoomChannels {
   }
 
   /**
-   * Publishes a record this pod stored to the other pods holding its room. A failure is counted and logged,
+   * Publishes a record this pod stored to the other pods holding its room, and wakes this pod's held reads of it.
+   * A failure is counted and logged,
    * never thrown: the record reached this pod's sockets, stays readable, and key-bound ones are replayed on the
    * next join.
    */
@@ -99,6 +105,36 @@ export class RoomChannels {
       })
       .finally(() => this.publishing.delete(sent));
     this.publishing.add(sent);
+    this.wake(side, room);
+  }
+
+  /** Calls `wake` for every record of `side` in `room` stored on any pod until released; subscribes meanwhile. */
+  watch(side: Side, room: string, wake: () => void): Watch {
+    const key = `${side} ${room}`;
+    let watching = this.watchers.get(key);
+    if (!watching) this.watchers.set(key, (watching = new Set()));
+    watching.add(wake);
+    this.hold(side, room);
+    let released = false;
+    return {
+      listening: this.listening(side, room),
+      release: () => {
+        if (released) return;
+        released = true;
+        watching.delete(wake);
+        if (watching.size === 0) this.watchers.delete(key);
+        this.release(side, room);
+      },
+    };
+  }
+
+  /** Wakes every held read of the pod: after a subscription gap, records may have come unannounced. */
+  wakeAll(): void {
+    for (const watching of this.watchers.values()) for (const wake of watching) wake();
+  }
+
+  private wake(side: Side, room: string): void {
+    for (const wake of this.watchers.get(`${side} ${room}`) ?? []) wake();
   }
 
   /**
@@ -175,8 +211,9 @@ export class RoomChannels {
     const end = message.indexOf(10, POD_ID_BYTES + 1);
     if (end < 0) return;
     const [room = '', kind] = message.toString('latin1', POD_ID_BYTES + 1, end).split(' ');
-    const io = this.servers.get(side)!;
-    if (!io.sockets.adapter.rooms.has(room)) return;
+    if (kind === undefined) this.wake(side, room);
+    const io = this.servers.get(side);
+    if (!io?.sockets.adapter.rooms.has(room)) return;
     if (kind === 'presence') return this.presenceReceived(io, room, message.toString('utf8', end + 1));
     if (kind === 'delivered') return this.receiptReceived(io, side, room, message.toString('utf8', end + 1));
     if (kind !== undefined) return;

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { waitReady, type RedisClient } from '../core/redis/clients.js';
 import { Server } from 'socket.io';
 import { REPLAY_SIDE } from '../action-types/index.js';
-import { acknowledge, type ActionStore } from '../mailbox/index.js';
+import { acknowledge, type ActionStore, type StoredSignals } from '../mailbox/index.js';
 import { SIDES, type Side } from '../core/sides.js';
 import type { AuthGate } from '../identity/index.js';
 import type { CoreConfig } from '../core/config/config.js';
@@ -112,6 +112,11 @@ export class Realtime {
     );
     const { perSocket, perPod } = deps.config.realtime.backlog;
     this.backlogs = new Backlogs(perSocket, perPod, deps.log);
+  }
+
+  /** What the held stream reads wait on: the room channels. */
+  get signals(): StoredSignals {
+    return this.channels;
   }
 
   /**
@@ -245,6 +250,7 @@ export class Realtime {
       }
       if (this.stopping) return;
       this.deps.log.info('socket room channels resubscribed; replaying pending requests');
+      this.channels.wakeAll();
       await replay?.toRooms(io);
       const cursors = [...io.sockets.sockets.values()].flatMap((socket) => [
         ...(socket.data.cursors?.values() ?? []),

@@ -36,7 +36,7 @@ import {
   vectorBody,
   WALLET_PRIVATE,
 } from '../helpers/signing.js';
-import { joinsHandled, joinsSettled } from '../helpers/sockets.js';
+import { joinsHandled, joinsSettled, roomSubscribers } from '../helpers/sockets.js';
 import { startTokenRelay, USDC, USDC_INFO, type TokenRelay } from '../helpers/token-relay.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -318,6 +318,27 @@ for (const profile of API_PROFILES) {
       const again = await client.postAction(txBody);
       expect(await poller.getAction(PAIR.wkIdentity)).to.deep.equal(again);
       expect(lastExchange()).to.deep.equal({ ifNoneMatch: null, status: 200 });
+    });
+
+    it('pollAction reads a direction after a position; with wait, the relay holds it until the next record', async () => {
+      const wkIdentity = `poll-${profile}`;
+      const first = await client.postAction({ ...txidBody, wkIdentity });
+      const from0 = await client.pollAction(wkIdentity, { to: 'wallet', after: 0 });
+      expect(from0).to.deep.equal({ epoch: first.epoch, offset: 1, recovered: true, records: [first] });
+      const held = client.pollAction(wkIdentity, {
+        to: 'wallet',
+        after: from0.offset,
+        epoch: from0.epoch,
+        wait: 20,
+      });
+      await waitFor('the poll held', async () => (await roomSubscribers('wallet', wkIdentity)) === 1);
+      const next = await client.postAction({ ...txidBody, wkIdentity });
+      expect(await held).to.deep.equal({ epoch: first.epoch, offset: 2, recovered: true, records: [next] });
+      const bad = await refusal(client.pollAction(wkIdentity, { to: 'wallet', after: 1 }));
+      expect(bad).to.include({ status: 400, code: 'INVALID_PARAMETER' });
+      expect(bad.details).to.deep.equal([
+        { field: '/query/epoch', message: "must have required property 'epoch'" },
+      ]);
     });
 
     it('postToken answers the counts; Redis holds the token', async () => {

@@ -11,6 +11,7 @@ import { buildOpenApi } from '../../src/contract/document.js';
 import { createLogger } from '../../src/core/log.js';
 import { createRedis } from '../../src/core/redis/clients.js';
 import { openSessions } from '../../src/identity/index.js';
+import { LongPolls } from '../../src/mailbox/index.js';
 import { nodeCryptoVerifier } from '../../src/identity/signature.js';
 import { openKeys, openStores } from '../../src/stores.js';
 import { get, post, startTestApi, testEnv, type TestApi } from '../helpers/api.js';
@@ -162,7 +163,16 @@ describe('the OpenAPI document', () => {
     const poll = doc.paths['/v1/action/{id}']!.get;
     expect(poll.parameters.map((p: { name: string; in: string }) => `${p.in} ${p.name}`)).to.deep.equal([
       'path id',
+      'query to',
+      'query after',
+      'query epoch',
+      'query wait',
       'header If-None-Match',
+    ]);
+    // The stream read answers the ActionStream, without a tag.
+    expect(poll.responses['200'].content['application/json'].schema.properties.data.anyOf).to.deep.equal([
+      { $ref: '#/components/schemas/ActionRecord' },
+      { $ref: '#/components/schemas/ActionStream' },
     ]);
     expect(Object.keys(poll.responses).slice(0, 3)).to.deep.equal(['200', '304', '400']);
     expect(poll.responses['304']).to.not.have.property('content');
@@ -176,10 +186,9 @@ describe('the OpenAPI document', () => {
         'RateLimit-Remaining',
         'RateLimit-Reset',
       );
-      expect(poll.responses[status].headers.ETag).to.deep.equal({
-        $ref: '#/components/headers/ETagRequired',
-      });
     }
+    expect(poll.responses['200'].headers.ETag).to.deep.equal({ $ref: '#/components/headers/ETag' });
+    expect(poll.responses['304'].headers.ETag).to.deep.equal({ $ref: '#/components/headers/ETagRequired' });
     expect(poll.responses['404'].headers).to.not.have.property('ETag');
     const tokenInfo = doc.paths['/v1/tokeninfo/{network}/{address}']!.get;
     expect(tokenInfo.parameters.map((p: { name: string }) => p.name)).to.deep.equal(['network', 'address']);
@@ -202,6 +211,7 @@ describe('the OpenAPI document', () => {
         stores,
         readiness: { draining: () => false, redisAnswers: async () => true },
         actionEvents: { stored: () => {}, receiptNotice: () => undefined, delivered: () => {} },
+        longPolls: new LongPolls({ watch: () => ({ listening: Promise.resolve(), release: () => {} }) }, 0),
         presence: { pair: () => Promise.reject(new Error('not read')) },
         ...openSessions(config, stores, nodeCryptoVerifier),
       });

@@ -117,3 +117,16 @@ export function errorBody(reply: Reply, code: string, message?: string) {
     },
   };
 }
+
+/**
+ * Two API pods on one Redis for the enclosing describe block: started in a before hook with `env()` (read then,
+ * so an earlier hook may set up what it names), stopped in an after hook.
+ */
+export function twoPods(env: () => Record<string, string> = () => ({})): { a: TestApi; b: TestApi } {
+  const pods = {} as { a: TestApi; b: TestApi };
+  before(async () => {
+    [pods.a, pods.b] = await Promise.all([startTestApi(env()), startTestApi(env())]);
+  });
+  after(() => Promise.all([pods.a?.stop(), pods.b?.stop()]));
+  return pods;
+}

@@ -22,13 +22,21 @@ function routeTemplate(ctx: object): string {
 const PROBES = new Set(['/healthz', '/readyz']);
 
 /**
- * One line per request (method, route template, status, duration; never bodies, payloads or tokens) and the
- * request metrics, from one route lookup. Called by the outer middleware once the status is final.
+ * One line per request (method, route template, status, duration and the part of it spent idle; never bodies,
+ * payloads or tokens) and the request metrics (the duration without the idle part), from one route lookup. Called by the outer middleware once the status is final.
  */
 export function logRequest(ctx: RelayContext, ms: number): void {
   const route = routeTemplate(ctx);
-  recordHttpRequest(ctx.method, route, ctx.status, ms / 1000);
-  const fields = { method: ctx.method, route, status: ctx.status, ms: Math.round(ms * 10) / 10, ip: ctx.ip };
+  const { idleMs } = ctx.state;
+  recordHttpRequest(ctx.method, route, ctx.status, (ms - (idleMs ?? 0)) / 1000);
+  const fields = {
+    method: ctx.method,
+    route,
+    status: ctx.status,
+    ms: Math.round(ms * 10) / 10,
+    ...(idleMs !== undefined ? { idleMs: Math.round(idleMs * 10) / 10 } : {}),
+    ip: ctx.ip,
+  };
   if (PROBES.has(route)) ctx.state.log.debug('request', fields);
   else ctx.state.log.info('request', fields);
 }

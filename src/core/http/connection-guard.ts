@@ -53,6 +53,11 @@ export interface GuardedRequest {
 /** A request the guard admitted: `handled` once its route is done, so the drain timer can start. */
 export interface Admission {
   handled(): void;
+  /**
+   * Runs `work` without the request's slot: a request that waits with no answer in progress (a long-poll) does
+   * not hold back its address's other requests; it takes a slot again, waiting its turn, once `work` settles.
+   */
+  idle<T>(work: Promise<T>): Promise<T>;
 }
 
 /**
@@ -103,7 +108,21 @@ export class ConnectionGuard {
       release?.();
       clearTimeout(drain);
     });
+    const slots = READS.has(request.method) ? this.reads : this.writes;
     const admission: Admission = {
+      idle: async (work) => {
+        const slot = release;
+        release = undefined;
+        slot?.();
+        try {
+          return await work;
+        } finally {
+          const next = slots.acquire(request.bucket);
+          const taken = next instanceof Promise ? await next : next;
+          if (res.closed) taken();
+          else release = taken;
+        }
+      },
       handled: () => {
         if (res.closed) return;
         drain = setTimeout(() => {
@@ -120,7 +139,6 @@ export class ConnectionGuard {
       slot();
       return undefined;
     };
-    const slots = READS.has(request.method) ? this.reads : this.writes;
     if (!waits) {
       const slot = slots.acquire(request.bucket);
       return slot instanceof Promise ? slot.then(admitted) : admitted(slot);

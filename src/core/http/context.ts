@@ -2,6 +2,7 @@ import type { Middleware, ParameterizedContext } from 'koa';
 import { matchedRoute } from '../library-patches.js';
 import type { Logger } from '../log.js';
 import type { RequestLimit } from '../limits/rate-limit.js';
+import type { Admission } from './connection-guard.js';
 
 export interface RelayState {
   requestId: string;
@@ -18,9 +19,26 @@ export interface RelayState {
   writing?: boolean;
   /** A success answer's payload as JSON text, set by ok/okJson; successAnswers gives it its shape. */
   data?: string;
+  /** The request's admission by the connection guard (see idle). */
+  admission?: Admission;
+  /** Milliseconds the request spent idle (see idle): left out of its duration metric. */
+  idleMs?: number;
 }
 
 export type RelayContext = ParameterizedContext<RelayState>;
+
+/**
+ * Waits for `work` as an idle request: without its HTTP_ANSWERS_PER_IP slot, and with the time left out of the
+ * request duration metric (what a long-poll waits is the client's choice, not the relay's latency).
+ */
+export async function idle<T>(ctx: RelayContext, work: Promise<T>): Promise<T> {
+  const started = performance.now();
+  try {
+    return await (ctx.state.admission ? ctx.state.admission.idle(work) : work);
+  } finally {
+    ctx.state.idleMs = (ctx.state.idleMs ?? 0) + performance.now() - started;
+  }
+}
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 

@@ -45,6 +45,7 @@ export function outerMiddleware(
       ctx.respond = false;
       return;
     }
+    ctx.state.admission = admission;
     if (readiness.draining()) ctx.set('Connection', 'close');
     try {
       await next();

@@ -34,6 +34,11 @@ export interface RouteSpec<Signed extends string = never> {
   };
   /** Component name of `data` in the success answer. */
   data: string;
+  /**
+   * Query parameters that select another answer: an object schema whose properties are the parameters (as the
+   * URL carries them, text), and the component of `data` when they are given.
+   */
+  query?: { schema: { properties: Schema }; data: string; description: string };
   /** Under API_PROFILE=ssp-apps the answer is `data` alone: the released apps read it off the body. */
   bareForApps?: true;
   /** Under API_PROFILE=ssp-apps the body may also be form or text `key=value&key=value`. */
