@@ -18,7 +18,7 @@ export const OPTIONS = {
   phase: {
     type: 'string',
     default:
-      'sync-get,not-modified,action-post,push,routed,routed-push,intake,push-grace,verify,signed,session,longpoll,long',
+      'sync-get,not-modified,action-post,push,routed,routed-push,intake,push-grace,verify,signed,session,acks,longpoll,long',
   },
   // A checkout of the relay before the pair's stream (its dependencies installed): the longpoll phase's baseline.
   'longpoll-before': { type: 'string' },

@@ -7,7 +7,7 @@
  *
  *   npm run bench -- [--duration 10] [--rounds 5] [--connections 64] [--warmup 3] [--long 60]
  *                    [--runner dist|tsx] [--phase sync-get,not-modified,action-post,push,routed,routed-push,intake,push-grace,verify,signed,
- *                    session,longpoll,long,
+ *                    session,acks,longpoll,long,
  *                    sockets,storm,fanout]
  *                    [--profile] [--relay-node-args=--flag] [--socket-clients 19000] [--socket-rate 200]
  *                    [--socket-seconds 20] [--socket-idle-seconds 50] [--signed-requests 4000] [--storm-clients 5000] [--backlog 4096]
@@ -15,6 +15,8 @@
  *
  * `push-grace` (bench/push-grace.ts) counts FCM messages per request to a key app that acks on an authenticated stream
  * socket, with and without PUSH_ACK_GRACE_MS, through a worker in this process and the tests' fake FCM.
+ * `acks` (bench/acks.ts) starts two more pods and measures an ack's CPU on its pod and the `delivered` event's
+ * latency on the other one.
  *
  * `verify` measures one identity verification in this process (the curve with libsecp256k1, node:crypto and
  * @noble/curves); `signed` compares POST /v1/action unsigned, signed and with a stranger's junk signature, on a
@@ -36,6 +38,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort, startPrivateRedis } from '../src/core/redis/server.js';
 import { compile, entryArgs, memoryOf, OUT_DIR, spawnChild, type Runner } from './children.js';
+import { acks } from './acks.js';
 import { actionPost } from './action-post.js';
 import { fanout } from './fanout.js';
 import { intake } from './intake.js';
@@ -67,6 +70,7 @@ const PHASES: Phase[] = [
   verify,
   signedWrites,
   sessions,
+  acks,
   longPoll,
   long,
   sockets,

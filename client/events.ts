@@ -1,7 +1,7 @@
 import { io, type Socket } from 'socket.io-client';
 import { CLOSED_BEFORE_JOIN, JoinError, SessionEnded } from './errors.js';
 import { signBody, type PairKeys } from './signing.js';
-import type { ActionRecord, JoinedAnswer, PresenceChange } from './types.js';
+import type { ActionRecord, Delivered, JoinedAnswer, PresenceChange, Receipt } from './types.js';
 
 /** The key app listens on `/v1/socket/key` for requests, the wallet on `/v1/socket/wallet` for replies. */
 export type Side = 'key' | 'wallet';
@@ -11,6 +11,11 @@ export interface EventOptions {
   wkIdentity: string;
   /** Signs every join (purpose `join`) with the pair's keys: a fresh nonce on each connection. */
   sign?: PairKeys;
+  /**
+   * Joins as a stream socket from this position (docs/api.md#resuming-the-stream): only a stream socket gets
+   * `delivered` and `presence` events. `{ offset: 0 }` for none.
+   */
+  since?: { epoch?: string; offset: number };
   /**
    * Called each time the relay acknowledges a join: once per connection (a reconnect is a new connection), with
    * the answer: the direction's position and the other side's presence (`peer`).
@@ -32,6 +37,13 @@ export interface JoinToken {
 
 /** The relay's answer to a join (docs/api.md#join-and-leave). */
 type JoinAnswer = Partial<JoinedAnswer> & { ok?: unknown; code?: unknown };
+
+/** The relay's answer to an ack (docs/api.md#acks-and-receipts). */
+interface AckAnswer {
+  ok?: unknown;
+  code?: unknown;
+  delivered?: Receipt;
+}
 
 /** Codes no retry of the same join can change: a signature refused, or a `wkIdentity` that is no identifier. */
 const isFinal = (code: string) => code.startsWith('AUTH_') || code === 'INVALID_PARAMETER';
@@ -88,6 +100,29 @@ export class RelayEvents {
   }
 
   /**
+   * Calls `handler` for each `delivered` event: a record this side sent was acknowledged by the other app. Only a
+   * stream socket (`since`) gets them.
+   */
+  onDelivered(handler: (delivered: Delivered) => void): this {
+    this.socket.on('delivered', handler);
+    return this;
+  }
+
+  /**
+   * Acknowledges the record `id` the relay sent this side (docs/api.md#acks-and-receipts); the join must have been
+   * signed (`sign`), unless the relay runs `AUTH_ROUTES=ack=off`. Resolves with the (first) receipt; rejects with
+   * a `JoinError` naming the relay's code (`NOT_FOUND`, `AUTH_REQUIRED`, `RATE_LIMITED`, …).
+   */
+  async ack(id: string, timeoutMs = 10_000): Promise<Receipt> {
+    const answer = (await this.socket
+      .timeout(timeoutMs)
+      .emitWithAck('ack', { wkIdentity: this.options.wkIdentity, id })) as AckAnswer | undefined;
+    if (answer?.ok === true && answer.delivered) return answer.delivered;
+    const code = typeof answer?.code === 'string' ? answer.code : 'UNEXPECTED_RESPONSE';
+    throw new JoinError(code, `the relay refused the ack on /v1/socket/${this.side}: ${code}`);
+  }
+
+  /**
    * Calls `handler` when the other side of the pair goes connected or not connected (docs/api.md#presence). The
    * relay sends it only to sockets that joined with a position (`since`).
    */
@@ -114,7 +149,8 @@ export class RelayEvents {
   }
 
   private join(): void {
-    const data = { wkIdentity: this.options.wkIdentity };
+    const { since } = this.options;
+    const data = { wkIdentity: this.options.wkIdentity, ...(since ? { since } : {}) };
     if (!this.session) {
       this.emitJoin(this.options.sign ? { ...data, ...signBody(data, 'join', this.options.sign) } : data);
       return;

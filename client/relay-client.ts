@@ -11,6 +11,7 @@ import {
   type Purpose,
 } from './signing.js';
 import type {
+  Ack,
   ActionRecord,
   ActionRequest,
   ActionStream,
@@ -130,6 +131,20 @@ export class RelayClient {
       path,
       bareForApps: true,
       conditional: true,
+      subject: pairOf(wkIdentity),
+    });
+  }
+
+  /**
+   * Acknowledges the record `id` sent to this side (docs/api.md#acks-and-receipts): signed with the pair's keys
+   * (purpose `ack`) unless the relay runs `AUTH_ROUTES=ack=off`. A repeat answers the first receipt.
+   */
+  ackAction(wkIdentity: string, id: string, options: WriteOptions = {}): Promise<Ack> {
+    const sent = options.sign ? signBody({}, 'ack', options.sign, { wkIdentity }) : {};
+    return this.call({
+      method: 'POST',
+      path: `/v1/action/${segment(wkIdentity)}/${segment(id)}/ack`,
+      body: sent,
       subject: pairOf(wkIdentity),
     });
   }

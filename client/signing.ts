@@ -11,10 +11,10 @@ import { base58check, base64, bech32 } from '@scure/base';
  */
 
 /**
- * What a message is signed for: `POST /v1/action`, `/v1/token`, `/v1/sync` (and `/v1/recoverypub`), `join`, and
- * `session` (a session's challenge, docs/api.md#sessions).
+ * What a message is signed for: `POST /v1/action`, `/v1/token`, `/v1/sync` (and `/v1/recoverypub`), `join`,
+ * `session` (a session's challenge, docs/api.md#sessions), and `ack` (`POST /v1/action/{wkIdentity}/{id}/ack`).
  */
-export type Purpose = 'action' | 'token' | 'sync' | 'join' | 'session';
+export type Purpose = 'action' | 'token' | 'sync' | 'join' | 'session' | 'ack';
 
 /** The fields a signature adds; never part of what `data` hashes. */
 export const CREDENTIAL_FIELDS = ['signature', 'message', 'publicKey', 'witnessScript'] as const;
@@ -42,6 +42,8 @@ export interface SignOptions {
   timestamp?: number;
   /** 64 lowercase hex characters. */
   nonce?: string;
+  /** The pair, when the path names it and the body does not (an ack). */
+  wkIdentity?: string;
 }
 
 /** The pair's 2-of-2 script `52 21 <A> 21 <B> 52 ae`, the two keys in sorted order (BIP-67). */
@@ -128,13 +130,14 @@ export function signBody(
   keys: PairKeys,
   options: SignOptions = {},
 ): Credential {
-  if (typeof body.wkIdentity !== 'string') throw new TypeError('a signed body names its pair in wkIdentity');
+  const wkIdentity = options.wkIdentity ?? body.wkIdentity;
+  if (typeof wkIdentity !== 'string') throw new TypeError('a signed body names its pair in wkIdentity');
   const publicKey = publicKeyOf(keys.privateKey);
   if (![keys.walletPublicKey, keys.keyPublicKey].some((key) => key.toLowerCase() === publicKey)) {
     throw new TypeError('the private key is neither of the pair’s two keys');
   }
   return {
-    ...signFor(body.wkIdentity, body, purpose, keys.privateKey, options),
+    ...signFor(wkIdentity, body, purpose, keys.privateKey, options),
     witnessScript: witnessScriptOf(keys.walletPublicKey, keys.keyPublicKey),
   };
 }

@@ -49,6 +49,33 @@ export interface ActionRecord extends ActionRequest {
   epoch?: string;
   /** The record's place in that epoch: 1, 2, 3, … per pair and direction, in write order. */
   offset?: number;
+  /** In GET answers, once the app of the record's target side acknowledged it: its first ack. */
+  delivered?: Receipt;
+}
+
+/** The first ack of a record (docs/api.md#acks-and-receipts). */
+export interface Receipt {
+  side: 'key' | 'wallet';
+  at: string;
+}
+
+/** The answer to an ack: the record acknowledged and its (first) receipt. */
+export interface Ack {
+  id: string;
+  wkIdentity: string;
+  action: string;
+  epoch: string;
+  offset: number;
+  delivered: Receipt;
+}
+
+/** The `delivered` event: a record this side sent was acknowledged by the other side's app. */
+export interface Delivered extends Receipt {
+  wkIdentity: string;
+  id: string;
+  action: string;
+  epoch: string;
+  offset: number;
 }
 
 /**

@@ -5,9 +5,9 @@ import { ERROR_CODES } from '../core/errors.js';
 import { RELAY_VERSION } from '../core/version.js';
 import { credentialProperties } from '../identity/index.js';
 import { joinEvent as joinData, roomEvent } from '../realtime/index.js';
-import { streamEpoch } from '../mailbox/index.js';
+import { ackParams, streamEpoch } from '../mailbox/index.js';
 import { documentedActionRecord } from './document.js';
-import { sidePresence } from './responses-schema.js';
+import { deliveredEvent, sidePresence } from './responses-schema.js';
 
 /**
  * The AsyncAPI 3.0 description of the socket.io events, built from the same tables and schemas as the code:
@@ -51,7 +51,7 @@ function example(action: string, side: Side) {
   return {
     name: action,
     payload: {
-      id: 'hPe2s2ZXvR5jIS-RXEltFw',
+      id: EXAMPLE_ID,
       chain: 'btc',
       wkIdentity: WK_IDENTITY,
       action,
@@ -142,6 +142,32 @@ const joinAnswer = {
   additionalProperties: false,
 };
 
+/** socket.io's acknowledgement of an ack (docs/api.md#acks-and-receipts). */
+const ackAnswer = {
+  type: 'object',
+  description:
+    '{ ok: true, delivered } with the first receipt of the record (a repeat answers the same); { ok: false, code }: ' +
+    'INVALID_PARAMETER, AUTH_REQUIRED, NOT_FOUND, RATE_LIMITED or UNAVAILABLE. Never a disconnect.',
+  properties: {
+    ok: { type: 'boolean' },
+    code: {
+      type: 'string',
+      enum: ['INVALID_PARAMETER', 'AUTH_REQUIRED', 'NOT_FOUND', 'RATE_LIMITED', 'UNAVAILABLE'],
+    },
+    delivered: {
+      type: 'object',
+      properties: { side: { type: 'string', enum: SIDES }, at: { type: 'string', format: 'date-time' } },
+      required: ['side', 'at'],
+      additionalProperties: false,
+    },
+  },
+  required: ['ok'],
+  additionalProperties: false,
+};
+
+const EXAMPLE_ID = 'hPe2s2ZXvR5jIS-RXEltFw';
+const EXAMPLE_AT = '2026-11-23T12:00:01.250Z';
+
 /** The `presence` event (docs/api.md#presence). */
 const presenceChange = {
   type: 'object',
@@ -196,6 +222,50 @@ export function buildAsyncApi(): Record<string, unknown> {
         { name: 'refused', payload: { ok: false, code: 'AUTH_REQUIRED' } },
       ],
     },
+    ack: {
+      name: 'ack',
+      title: 'ack',
+      summary:
+        "The app of a record's target side received it (docs/api.md#acks-and-receipts): sent on that side's path " +
+        "by a socket joined to the pair's room and authenticated for the side (its join signed, or AUTH_ROUTES " +
+        'ack=off). The first ack stores the receipt; a repeat answers it again. One point of the per-IP join ' +
+        'budget each. A refusal records nothing and never disconnects.',
+      payload: { $ref: '#/components/schemas/AckEvent' },
+      examples: [{ name: 'ack', payload: { wkIdentity: WK_IDENTITY, id: EXAMPLE_ID } }],
+    },
+    ackAnswer: {
+      name: 'ackAnswer',
+      title: 'ack acknowledgement',
+      summary: "The relay's answer to an ack sent with socket.io's acknowledgement callback.",
+      payload: { $ref: '#/components/schemas/AckAnswer' },
+      examples: [
+        { name: 'acknowledged', payload: { ok: true, delivered: { side: 'key', at: EXAMPLE_AT } } },
+        { name: 'refused', payload: { ok: false, code: 'NOT_FOUND' } },
+      ],
+    },
+    delivered: {
+      name: 'delivered',
+      title: 'delivered',
+      summary:
+        "A record this side sent was acknowledged by the other side's app (its first ack, by socket or HTTP, on " +
+        "any pod): sent to the stream sockets (joined with since) of the pair's room on the sender's path, once " +
+        'per connection; plain sockets never get it.',
+      payload: { $ref: '#/components/schemas/DeliveredEvent' },
+      examples: [
+        {
+          name: 'delivered',
+          payload: {
+            wkIdentity: WK_IDENTITY,
+            id: EXAMPLE_ID,
+            action: 'tx',
+            epoch: 'k3Yq0Zr2TmWb9xPe',
+            offset: 7,
+            side: 'key',
+            at: EXAMPLE_AT,
+          },
+        },
+      ],
+    },
     presence: {
       name: 'presence',
       title: 'presence',
@@ -237,10 +307,16 @@ export function buildAsyncApi(): Record<string, unknown> {
       title: `socket.io path /v1/socket/${side}`,
       description: `${description} ${DELIVERY}`,
       messages: Object.fromEntries(
-        ['join', 'joinAnswer', 'leave', 'presence', ...events.map(([action]) => action)].map((name) => [
-          name,
-          { $ref: `#/components/messages/${name}` },
-        ]),
+        [
+          'join',
+          'joinAnswer',
+          'leave',
+          'presence',
+          'ack',
+          'ackAnswer',
+          'delivered',
+          ...events.map(([action]) => action),
+        ].map((name) => [name, { $ref: `#/components/messages/${name}` }]),
       ),
     };
     for (const verb of ['join', 'leave'] as const) {
@@ -259,11 +335,21 @@ export function buildAsyncApi(): Record<string, unknown> {
           : {}),
       };
     }
+    operations[`ack${side === 'key' ? 'Key' : 'Wallet'}`] = {
+      action: 'send',
+      channel: { $ref: `#/channels/${channel}` },
+      summary: `${app} acknowledges a record sent to it`,
+      messages: [{ $ref: `#/channels/${channel}/messages/ack` }],
+      reply: {
+        channel: { $ref: `#/channels/${channel}` },
+        messages: [{ $ref: `#/channels/${channel}/messages/ackAnswer` }],
+      },
+    };
     operations[`receive${side === 'key' ? 'Key' : 'Wallet'}Events`] = {
       action: 'receive',
       channel: { $ref: `#/channels/${channel}` },
       summary: `what ${app} receives`,
-      messages: [...events.map(([action]) => action), 'presence'].map((name) => ({
+      messages: [...events.map(([action]) => action), 'presence', 'delivered'].map((name) => ({
         $ref: `#/channels/${channel}/messages/${name}`,
       })),
     };
@@ -296,6 +382,9 @@ export function buildAsyncApi(): Record<string, unknown> {
         RoomEvent: roomEvent,
         JoinEvent: joinEvent,
         JoinAnswer: joinAnswer,
+        AckEvent: ackParams,
+        AckAnswer: ackAnswer,
+        DeliveredEvent: deliveredEvent,
         PresenceChange: presenceChange,
         ActionRecord: actionRecord(),
       },

@@ -86,6 +86,8 @@ const schemas = (routes: readonly Operation[], profile: ApiProfile): Record<stri
   ActionRequest: requestSchema(routes, 'ActionRequest'),
   ActionRecord: responses.actionRecord(profile),
   ActionStream: responses.actionStream(profile),
+  AckRequest: requestSchema(routes, 'AckRequest'),
+  Ack: responses.ack,
   RecoveryPubRequest: requestSchema(routes, 'RecoveryPubRequest'),
   RecoveryPub: responses.recoveryPub,
   Presence: responses.presence,
@@ -381,7 +383,9 @@ function signatureOf(operation: Operation): Schema & { description: string } {
   const when =
     route === 'recoverypub'
       ? 'always required, whatever AUTH_MODE says'
-      : `checked when present; AUTH_MODE / AUTH_ROUTES (${route}=…) decide whether it is required`;
+      : route === 'ack'
+        ? 'required whatever AUTH_MODE says, unless AUTH_ROUTES says ack=off'
+        : `checked when present; AUTH_MODE / AUTH_ROUTES (${route}=…) decide whether it is required`;
   return {
     security: [],
     description:
@@ -391,7 +395,7 @@ function signatureOf(operation: Operation): Schema & { description: string } {
       in: 'body',
       fields: Object.keys(credentialProperties),
       purpose: PURPOSE[route],
-      required: route === 'recoverypub' ? 'always' : 'per AUTH_MODE',
+      required: route === 'recoverypub' ? 'always' : route === 'ack' ? 'unless ack=off' : 'per AUTH_MODE',
     },
   };
 }

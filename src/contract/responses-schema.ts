@@ -37,6 +37,19 @@ export function actionRecord(profile: ApiProfile) {
   } as const;
 }
 
+/** A record's receipt: the first ack of its target side (docs/api.md#acks-and-receipts). */
+const receipt = {
+  type: 'object',
+  description:
+    "the first ack of the record by its target side's app: it received the record (not that its user approved anything)",
+  properties: {
+    side: { type: 'string', enum: ['key', 'wallet'], description: 'the side that acknowledged it' },
+    at: { ...timestamp, description: 'when the first ack was stored (ISO-8601, UTC, ms)' },
+  },
+  required: ['side', 'at'],
+  additionalProperties: false,
+} as const;
+
 const actionRecordProperties = {
   id: {
     type: 'string',
@@ -58,6 +71,40 @@ const actionRecordProperties = {
     maximum: Number.MAX_SAFE_INTEGER,
     description: 'the position of the record in its epoch: 1, 2, 3, … per pair and direction, in write order',
   },
+  delivered: {
+    ...receipt,
+    description: 'GET only, once acknowledged: ' + receipt.description,
+  },
+} as const;
+
+/** `data` of POST /v1/action/{wkIdentity}/{id}/ack: the record acknowledged and its receipt. */
+export const ack = {
+  type: 'object',
+  properties: {
+    id: actionRecordProperties.id,
+    wkIdentity: identifier,
+    action: identifier,
+    epoch: actionRecordProperties.epoch,
+    offset: actionRecordProperties.offset,
+    delivered: receipt,
+  },
+  required: ['id', 'wkIdentity', 'action', 'epoch', 'offset', 'delivered'],
+  additionalProperties: false,
+} as const;
+
+/** The `delivered` event's data (docs/api.md#acks-and-receipts). */
+export const deliveredEvent = {
+  type: 'object',
+  properties: {
+    wkIdentity: identifier,
+    id: actionRecordProperties.id,
+    action: identifier,
+    epoch: actionRecordProperties.epoch,
+    offset: actionRecordProperties.offset,
+    ...receipt.properties,
+  },
+  required: ['wkIdentity', 'id', 'action', 'epoch', 'offset', 'side', 'at'],
+  additionalProperties: false,
 } as const;
 
 /** A stream read's answer (docs/api.md#stream-read-and-long-poll); its records are ActionRecords. */

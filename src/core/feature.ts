@@ -1,4 +1,5 @@
 import type { Middleware } from 'koa';
+import type { RouterMiddleware } from '@koa/router';
 import type { ValuesOf, VariableTable } from './config/variables.js';
 import type { BodyCharge } from './http/body.js';
 import type { RelayState } from './http/context.js';
@@ -30,9 +31,14 @@ export interface Feature<ApiDeps, WorkerDeps = never> {
 
 /**
  * What a verified write stored, as its answer's payload (JSON text), found by the id the write went by; null
- * once it is gone (replaced or expired). `body` is the resend's, byte for byte the first request's.
+ * once it is gone (replaced or expired). `body` is the resend's, byte for byte the first request's; `params` its
+ * path's.
  */
-export type StoredAnswer = (body: Record<string, unknown>, writeId: string) => Promise<string | null>;
+export type StoredAnswer = (
+  body: Record<string, unknown>,
+  writeId: string,
+  params: Record<string, string>,
+) => Promise<string | null>;
 
 /**
  * The guards of a route: a write's body charged to the client's byte budget, its identity signature or session
@@ -40,6 +46,6 @@ export type StoredAnswer = (body: Record<string, unknown>, writeId: string) => P
  */
 export interface WriteGuards {
   writeBudget: BodyCharge;
-  signed(route: SignedRoute, stored: StoredAnswer): Middleware<RelayState>;
+  signed(route: SignedRoute, stored: StoredAnswer): RouterMiddleware<RelayState>;
   sessionRead(subject: 'pair' | 'wallet'): Middleware<RelayState>;
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { actionTypeRule, unsignedGuard } from '../action-types/index.js';
 import { newRecordId } from '../core/record-id.js';
-import { SIDES, type Side } from '../core/sides.js';
+import { OTHER_SIDE, SIDES, type Side } from '../core/sides.js';
 import type { AuthConfig } from './variables.js';
 import { PURPOSE, type SignedRoute } from '../core/signed-routes.js';
 import { AppError } from '../core/errors.js';
@@ -14,8 +14,6 @@ import type { AuthStore } from './store.js';
 import type { SessionCheck, TokenPlace, TokenRoute } from './session/check.js';
 import { SIGNING_FIELDS, verifyCredential, withoutCredential, type CredentialLocation } from './verify.js';
 
-const OTHER_SIDE: Record<Side, Side> = { key: 'wallet', wallet: 'key' };
-
 /** What is being admitted: the route, where its fields are, and for a join its path's side. */
 export interface AuthRequest {
   route: SignedRoute;
@@ -23,6 +21,8 @@ export interface AuthRequest {
   body: Readonly<Record<string, unknown>>;
   /** The socket path of a join. */
   side?: Side;
+  /** The wkIdentity the path names (an ack), where the body has none. */
+  identity?: string;
   /** A session token: the `Authorization: Bearer` header's, or a join's member `token`. */
   token?: string;
   log: Logger;
@@ -40,6 +40,10 @@ export interface Admitted {
   resendOf?: string;
   /** Call when the request ends before anything was written: its honest retry then works once. */
   release(): Promise<void>;
+  /** Whether a credential passed (the request is one of the pair's), not merely a mode let it in. */
+  verified: boolean;
+  /** The side a session token that passed names (an ack's record must be of that side's direction). */
+  tokenSide?: Side;
 }
 
 /** The routes a session token may authenticate (a sync or a recovery xpub write ignores one). */
@@ -47,6 +51,7 @@ const TOKEN_ROUTES: Partial<Record<SignedRoute, TokenRoute>> = {
   action: 'action',
   token: 'token',
   join: 'join',
+  ack: 'ack',
 };
 const TOKEN_PLACE: Record<CredentialLocation, TokenPlace> = { body: 'headers', event: 'event' };
 
@@ -82,7 +87,7 @@ export class AuthGate {
     try {
       const { label, ...admitted } = await this.decide(request);
       recordAuth(route, label);
-      return admitted;
+      return { ...admitted, verified: label === 'verified' || label === 'session' };
     } catch (err) {
       if (err instanceof AuthRefusal) {
         recordAuth(route, `refused_${err.reason}`);
@@ -94,7 +99,7 @@ export class AuthGate {
     }
   }
 
-  private async decide(request: AuthRequest): Promise<Admitted & { label: string }> {
+  private async decide(request: AuthRequest): Promise<Omit<Admitted, 'verified'> & { label: string }> {
     const { route, location, body } = request;
     const mode = route === 'recoverypub' ? 'required' : this.settings.modes[route];
     const present = SIGNING_FIELDS.filter((field) => Object.hasOwn(body, field));
@@ -124,7 +129,12 @@ export class AuthGate {
     const nowMs = this.now();
     const windowMs = this.settings.windowSeconds * 1000;
     const verdict = verifyCredential(
-      { purpose: PURPOSE[route], location, body },
+      {
+        purpose: PURPOSE[route],
+        location,
+        body,
+        ...(request.identity ? { identity: request.identity } : {}),
+      },
       this.verifier,
       nowMs,
       windowMs,
@@ -169,7 +179,7 @@ export class AuthGate {
     tokenRoute: TokenRoute,
     signing: boolean,
     rest: Record<string, unknown>,
-  ): Promise<Admitted & { label: string }> {
+  ): Promise<Omit<Admitted, 'verified'> & { label: string }> {
     const place = TOKEN_PLACE[request.location];
     if (signing) {
       throw new AuthRefusal('AUTH_INVALID', 'token_and_signature', {
@@ -178,9 +188,9 @@ export class AuthGate {
       });
     }
     if (this.sessions === undefined) throw new Error('a token reached a gate without sessions');
-    const wkIdentity = String(request.body.wkIdentity);
+    const wkIdentity = request.identity ?? String(request.body.wkIdentity);
     const sides = tokenSides(request);
-    await this.sessions.check(
+    const claims = await this.sessions.check(
       token,
       { kind: 'pair', sub: wkIdentity, sides },
       tokenRoute,
@@ -190,7 +200,13 @@ export class AuthGate {
     if (this.settings.pinDays > 0) {
       await this.store.pin(wkIdentity, senderSides(request), this.settings.pinDays);
     }
-    return { label: 'session', body: rest, writeId: newRecordId(), release: NOTHING_SPENT };
+    return {
+      label: 'session',
+      body: rest,
+      writeId: newRecordId(),
+      release: NOTHING_SPENT,
+      tokenSide: claims.side,
+    };
   }
 
   /** The unsigned body as later layers see it, or a refusal. */
@@ -240,15 +256,18 @@ function senderSides({ route, body, side }: AuthRequest): Side[] {
     case 'sync':
       return body.keyToken !== undefined && body.keyToken !== null && body.keyToken !== '' ? ['key'] : [];
     case 'recoverypub':
+    case 'ack':
       return [];
   }
 }
 
 /**
  * The sides a token may name for this request: an action's sender (either side for a type the table does not
- * know), the one side of the push tokens given (both at once fit no token), a join's path.
+ * know), the one side of the push tokens given (both at once fit no token), a join's path; an ack's either (its
+ * record must then be of the token's side).
  */
 function tokenSides(request: AuthRequest): readonly Side[] {
+  if (request.route === 'ack') return SIDES;
   if (request.route === 'action') {
     const sides = senderSides(request);
     return sides.length === 0 ? SIDES : sides;

@@ -52,7 +52,7 @@ export const IDENTITY_VARIABLES = {
   }),
   AUTH_ROUTES: optional(string, {
     roles: API,
-    doc: 'per-route modes over `AUTH_MODE`, e.g. `action=required,token=required,join=optional,sync=off`',
+    doc: 'per-route modes over `AUTH_MODE`, e.g. `action=required,token=required,join=optional,sync=off`; `ack` is `required` whatever `AUTH_MODE` says, or `off`',
   }),
   AUTH_WINDOW_SECONDS: variable(int(1, 86_400), 600, {
     roles: API,
@@ -99,12 +99,14 @@ type IdentityValues = ValuesOf<typeof IDENTITY_VARIABLES>;
 export type AuthMode = IdentityValues['AUTH_MODE'];
 const AUTH_MODES: readonly AuthMode[] = ['off', 'optional', 'required'];
 
-/** AUTH_MODE for every route, then AUTH_ROUTES' `route=mode` pairs over it. */
+/**
+ * AUTH_MODE for every route but `ack`, which no released app sends and which is `required` unless AUTH_ROUTES turns
+ * it off; then AUTH_ROUTES' `route=mode` pairs over it.
+ */
 function authModes(v: IdentityValues): Record<AuthRoute, AuthMode> {
-  const modes = Object.fromEntries(AUTH_ROUTES.map((route) => [route, v.AUTH_MODE])) as Record<
-    AuthRoute,
-    AuthMode
-  >;
+  const modes = Object.fromEntries(
+    AUTH_ROUTES.map((route) => [route, route === 'ack' ? 'required' : v.AUTH_MODE]),
+  ) as Record<AuthRoute, AuthMode>;
   for (const entry of (v.AUTH_ROUTES ?? '').split(',').filter((e) => e.trim())) {
     const [route, value, extra] = entry.split('=').map((part) => part.trim());
     if (!AUTH_ROUTES.includes(route as AuthRoute) || !AUTH_MODES.includes(value as AuthMode) || extra) {
@@ -113,6 +115,11 @@ function authModes(v: IdentityValues): Record<AuthRoute, AuthMode> {
       );
     }
     modes[route as AuthRoute] = value as AuthMode;
+  }
+  if (modes.ack === 'optional') {
+    throw new ConfigError(
+      'AUTH_ROUTES makes acks optional, but an unchecked ack would let a stranger silence a push: set ack=required or ack=off',
+    );
   }
   if (modes.sync === 'required') {
     throw new ConfigError(

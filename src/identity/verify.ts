@@ -35,6 +35,8 @@ export interface SignedRequest {
   location: CredentialLocation;
   /** The request as parsed, credential fields included. */
   body: Readonly<Record<string, unknown>>;
+  /** The wkIdentity the path names (an ack), where the body has none. */
+  identity?: string;
 }
 
 export interface Verified {
@@ -244,7 +246,7 @@ function check(
   }
   // 4
   const identityField = wallet ? 'walletIdentity' : 'wkIdentity';
-  const identity = body[identityField];
+  const identity = request.identity ?? body[identityField];
   if (typeof identity !== 'string' || message.identity !== identity) {
     refuse(location, 'message/identity', 'identity', `identity must equal ${identityField}`);
   }

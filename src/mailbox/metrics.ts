@@ -45,6 +45,20 @@ export const streamMetrics = {
     streamRecoveries.inc({ via, path, recovered: String(recovered) }),
 };
 
+/** What became of an ack (docs/api.md#acks-and-receipts). */
+export type AckOutcome = 'recorded' | 'repeat' | 'not_found' | 'unauthorized' | 'rate_limited';
+
+const acks = new Counter({
+  name: 'relay_acks_total',
+  help: 'Acks of records, by way (socket, http) and outcome (recorded: the first, its receipt stored; repeat: acknowledged before, nothing stored; not_found; unauthorized; rate_limited).',
+  labelNames: ['via', 'outcome'] as const,
+  registers: [registry],
+});
+
+export const ackMetrics = {
+  counted: (via: 'socket' | 'http', outcome: AckOutcome) => acks.inc({ via, outcome }),
+};
+
 const longPollWaiting = new Gauge({
   name: 'relay_longpoll_waiting',
   help: 'Stream reads this pod holds now (long-polls waiting for a record).',

@@ -8,6 +8,7 @@ import { AppError } from '../core/errors.js';
 import { readWithin } from '../core/limits/rate-limit.js';
 import { errorFields } from '../core/log.js';
 import {
+  ackMetrics,
   longPollMetrics,
   notModifiedCounter,
   recordIntentAppendMiss,
@@ -16,15 +17,19 @@ import {
 } from './metrics.js';
 import { answeredNotModified } from '../core/http/conditional.js';
 import { validator } from '../core/validation/validate.js';
-import { actionBody, streamQuery } from './schema.js';
+import { ackBody, ackParams, actionBody, streamQuery } from './schema.js';
 import { ipBucket } from '../core/http/client-ip.js';
 import type { Side } from '../core/sides.js';
 import type { LongPolls } from './long-poll.js';
 import { idParams } from '../core/validation/common-schema.js';
+import { acknowledge, type ReceiptEvents } from './acks.js';
 import { actionTypeRule, pushSide, unsignedGuard } from '../action-types/index.js';
 import {
+  mailboxRead,
   PendingVerified,
   recordTag,
+  withReceipt,
+  type AckResult,
   type ActionRecord,
   type ActionRequest,
   type ActionStore,
@@ -35,6 +40,7 @@ import { newRecordId } from '../core/record-id.js';
 
 const parseBody = validator<ActionRequest>('body', actionBody);
 const parseParams = validator<{ id: string }>('params', idParams);
+const parseAckParams = validator<{ wkIdentity: string; id: string }>('params', ackParams);
 
 interface StreamQuery {
   to: Side;
@@ -106,8 +112,8 @@ function storedAction(store: ActionStore): StoredAnswer {
   };
 }
 
-/** What happens once an action is stored; must neither throw nor delay the response. */
-export interface ActionEvents {
+/** What happens once an action is stored or acknowledged; must neither throw nor delay the response. */
+export interface ActionEvents extends ReceiptEvents {
   stored(record: ActionRecord, json: string): void;
 }
 
@@ -144,6 +150,26 @@ export const actionRead = {
   conditional: true,
   bearer: 'read',
 } satisfies RouteSpec;
+
+export const actionAck = {
+  method: 'post',
+  path: '/v1/action/{wkIdentity}/{id}/ack',
+  summary: 'Acknowledges a record: the app of its target side received it (the first ack is the receipt)',
+  doc: 'post-v1actionwkidentityidack',
+  params: ackParams,
+  body: { component: 'AckRequest', schema: ackBody, limitBytes: 16 * 1024 },
+  data: 'Ack',
+  errors: ['INVALID_PARAMETER', 'NOT_FOUND', 'UNAVAILABLE'],
+  signedAs: 'ack',
+} satisfies RouteSpec<SignedRoute>;
+
+/** An ack's answer: the record acknowledged and its receipt. */
+function ackAnswer(result: NonNullable<AckResult>): string {
+  const { wkIdentity, id, action, epoch, offset, side, at } = result.event;
+  return JSON.stringify({ id, wkIdentity, action, epoch, offset, delivered: { side, at } });
+}
+
+const NO_RECORD = 'No retained record of this pair has that id.';
 
 /** What the mailbox's routes use of the app. */
 export interface ActionDeps {
@@ -259,12 +285,52 @@ export const actionRoutes: MountedRoute<ActionDeps>[] = [
           const { id } = parseParams({ ...ctx.params });
           const query = parseQuery({ ...ctx.query });
           if (query) return answerStream(ctx, stores.actions, longPolls, id, query);
-          const record = await readWithin(ctx.state.limit, stores.actions.recordRead(id));
-          if (record === null)
+          const read = mailboxRead(await readWithin(ctx.state.limit, stores.actions.recordRead(id)));
+          if (read === null)
             throw new AppError('NOT_FOUND', 'The action mailbox of this pair is empty or expired.');
-          const tag = recordTag(record);
+          const tag = recordTag(read.json, read.receipt);
           if (tag !== null && answeredNotModified(ctx, tag)) return countNotModified();
-          okJson(ctx, record);
+          okJson(ctx, withReceipt(read));
+        },
+      };
+    },
+  },
+  {
+    spec: actionAck,
+    handling: ({ stores, guards, actionEvents: events }) => {
+      const store = stores.actions;
+      // A session token binds the ack to its side: only a record of that side's direction is found.
+      const ack = (params: Record<string, string>, side: Side | undefined) => {
+        const { wkIdentity, id } = parseAckParams({ ...params });
+        return acknowledge(store, events, 'http', wkIdentity, id, side ?? 'both');
+      };
+      return {
+        guards: [
+          // The path first (400), then the credential (401, counted as an unauthorized ack).
+          async (ctx, next) => {
+            parseAckParams({ ...ctx.params });
+            try {
+              await next();
+            } catch (err) {
+              if (err instanceof AppError && err.status === 401) ackMetrics.counted('http', 'unauthorized');
+              throw err;
+            }
+          },
+          // A byte-identical resend is answered as the first ack was: the same receipt.
+          guards.signed(actionAck.signedAs, async (_body, _id, params) => {
+            const result = await ack(params, undefined);
+            return result === undefined ? null : ackAnswer(result);
+          }),
+        ],
+        handler: async (ctx) => {
+          ctx.state.writing = true;
+          const result = await ack(ctx.params, ctx.state.tokenSide);
+          if (result === undefined) {
+            // Nothing was written: the credential's nonce is given back.
+            ctx.state.writing = false;
+            throw new AppError('NOT_FOUND', NO_RECORD);
+          }
+          okJson(ctx, ackAnswer(result));
         },
       };
     },

@@ -89,6 +89,17 @@ export const streamPosition = {
   then: { required: ['epoch'] },
 } as const;
 
+/** docs/api.md#post-v1actionwkidentityidack: the pair and the id of the record acknowledged. */
+export const ackParams = {
+  type: 'object',
+  properties: { wkIdentity: identifier, id: identifier },
+  required: ['wkIdentity', 'id'],
+  additionalProperties: false,
+} as const;
+
+/** An ack's body: an object (`{}`), which carries the credential. */
+export const ackBody = { type: 'object', properties: {}, additionalProperties: false } as const;
+
 /** The longest a stream read is held, in seconds. */
 export const LONGEST_WAIT_SECONDS = 25;
 

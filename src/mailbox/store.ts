@@ -11,7 +11,9 @@ import type { WriteAck } from '../core/redis/write-ack.js';
 import type { StreamSettings } from './variables.js';
 import { streamMetrics } from './metrics.js';
 
-const LIMITED_READ = readScript(new URL('lua/read-limited-2.lua', import.meta.url));
+const LIMITED_READ = readScript(new URL('lua/read-limited-3.lua', import.meta.url));
+const READ_RECORD = readScript(new URL('lua/read-record-2.lua', import.meta.url));
+const ACK = readScript(new URL('lua/ack-3.lua', import.meta.url));
 const REPLACE_APPEND = readScript(new URL('lua/replace-append-4.lua', import.meta.url));
 const READ_STREAM = readScript(new URL('lua/read-stream-2.lua', import.meta.url));
 
@@ -43,6 +45,16 @@ export interface ActionRecord extends ActionRequest {
   /** The direction's epoch and the record's offset in it: only records of a type the table routes have them. */
   epoch?: string;
   offset?: number;
+}
+
+/** The read scripts' reply: the record and its receipt's JSON, or null for an empty mailbox. */
+export type RawRead = [string, string | null] | null;
+
+/** The mailbox read out of a read script's reply. */
+export function mailboxRead(raw: RawRead): MailboxRead | null {
+  if (raw === null) return null;
+  const receipt = parseReceipt(raw[1]);
+  return receipt === undefined ? { json: raw[0] } : { json: raw[0], receipt };
 }
 
 /** A client's position in a direction's stream: the epoch and the offset of the last record it has (0: none). */
@@ -89,12 +101,64 @@ const ID_FIRST = /^\{"id":"([A-Za-z0-9_-]{1,64})",/;
 
 /**
  * The entity tag of a stored record (JSON text), the same on every pod: `"<id>"`, read off the text without
- * parsing it, since every POST draws a new id. Anything else a tag names is added after a `.`, which no id holds.
- * null for text that does not start with an id.
+ * parsing it, since every POST draws a new id; with its receipt, `"<id>.<the receipt's time in base 36 ms>"` (a
+ * `.`, which no id holds). null for text that does not start with an id.
  */
-export function recordTag(json: string): string | null {
+export function recordTag(json: string, receipt?: Receipt): string | null {
   const id = ID_FIRST.exec(json)?.[1];
-  return id === undefined ? null : `"${id}"`;
+  if (id === undefined) return null;
+  return receipt === undefined ? `"${id}"` : `"${id}.${Date.parse(receipt.at).toString(36)}"`;
+}
+
+/** The first ack of a record: its target side, and when (docs/api.md#acks-and-receipts). */
+export interface Receipt {
+  side: Side;
+  at: string;
+}
+
+/** The mailbox's record (JSON text) and, once it was acknowledged, its receipt. */
+export interface MailboxRead {
+  json: string;
+  receipt?: Receipt;
+}
+
+/** The record as GET answers it: the stored text, with `delivered` once acknowledged. */
+export function withReceipt({ json, receipt }: MailboxRead): string {
+  return receipt === undefined ? json : `${json.slice(0, -1)},"delivered":${JSON.stringify(receipt)}}`;
+}
+
+/** The `delivered` event: the acknowledged record and its receipt. */
+export interface DeliveredEvent extends Receipt {
+  wkIdentity: string;
+  id: string;
+  action: string;
+  epoch: string;
+  offset: number;
+}
+
+/** Where the ack script publishes a first ack's notice, per target side; undefined: the caller publishes. */
+export interface ReceiptNotice {
+  /** The channel of the sender side's room, by the record's target side. */
+  channels: Record<Side, string>;
+  /** The notice's text before the event's JSON. */
+  header: string;
+}
+
+/** What an ack found: nothing, or the record it acknowledged with the first receipt, and whether this ack stored it. */
+export type AckResult =
+  undefined | { first: boolean; event: DeliveredEvent; json: string; published: boolean };
+
+type AckReply = [0] | [1 | 2, string, Side, string, string, number, string];
+
+/** A stored receipt's JSON: the relay's own, so parsed as such; anything else is no receipt. */
+function parseReceipt(text: string | null | undefined): Receipt | undefined {
+  if (typeof text !== 'string') return undefined;
+  try {
+    const { side, at } = JSON.parse(text) as Partial<Receipt>;
+    return (side === 'key' || side === 'wallet') && typeof at === 'string' ? { side, at } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -103,6 +167,8 @@ export function recordTag(json: string): string | null {
  */
 export class ActionStore {
   private readonly limitedRead;
+  private readonly readRecord;
+  private readonly ackScript;
   private readonly replaceAppend;
   private readonly readStreamScript;
   /** Per mailbox, the last save still in flight (see save). */
@@ -115,11 +181,9 @@ export class ActionStore {
     private readonly stream: StreamSettings,
     private readonly ack: WriteAck,
   ) {
-    this.limitedRead = defineScript<LimitedReply<string | null>>(
-      redis,
-      'relayActionReadLimited',
-      LIMITED_READ,
-    );
+    this.limitedRead = defineScript<LimitedReply<RawRead>>(redis, 'relayActionReadLimited', LIMITED_READ);
+    this.readRecord = defineScript<RawRead>(redis, 'relayActionReadRecord', READ_RECORD);
+    this.ackScript = defineScript<AckReply>(redis, 'relayActionAck', ACK);
     this.replaceAppend = defineScript<0 | 1 | [string, number]>(
       redis,
       'relayActionReplaceAppend',
@@ -242,11 +306,55 @@ export class ActionStore {
     return this.redis.get(this.keys.action(wkIdentity));
   }
 
-  /** readJson as work the global rate limit can run in its own script (GlobalLimit.runWithinLimit). */
-  recordRead(wkIdentity: string): LimitedWork<string | null> {
-    const key = this.keys.action(wkIdentity);
-    const unlimited = () => this.redis.get(key);
-    return { redis: this.redis, script: this.limitedRead, keys: [key], args: [], unlimited };
+  /**
+   * The mailbox's record and its receipt, as work the global rate limit can run in its own script
+   * (GlobalLimit.runWithinLimit); the caller parses the reply with `mailboxRead`.
+   */
+  recordRead(wkIdentity: string): LimitedWork<RawRead> {
+    const keys = [this.keys.action(wkIdentity), this.keys.receipts(wkIdentity)];
+    const unlimited = () => this.readRecord(keys, []);
+    return { redis: this.redis, script: this.limitedRead, keys, args: [], unlimited };
+  }
+
+  /**
+   * Acknowledges the record `id` of the pair, searched in the streams of `directions` (docs/api.md#acks-and-receipts):
+   * one script, which stores the first receipt and, given `notice`, publishes its `delivered` notice.
+   */
+  async acknowledge(
+    wkIdentity: string,
+    id: string,
+    directions: Side | 'both',
+    notice: ReceiptNotice | undefined,
+  ): Promise<AckResult> {
+    const at = new Date().toISOString();
+    const reply = await this.ackScript(
+      [
+        this.keys.receipts(wkIdentity),
+        this.keys.stream(wkIdentity, 'key'),
+        this.keys.stream(wkIdentity, 'wallet'),
+      ],
+      [
+        id,
+        directions,
+        at,
+        this.ttlSeconds,
+        this.ttlSeconds * 1000,
+        this.stream.length,
+        notice?.channels.key ?? '',
+        notice?.channels.wallet ?? '',
+        wkIdentity,
+        notice?.header ?? '',
+      ],
+    );
+    if (reply[0] === 0) return undefined;
+    const [status, receiptJson, side, action, epoch, offset, json] = reply;
+    const receipt = parseReceipt(receiptJson) ?? { side, at };
+    return {
+      first: status === 1,
+      event: { wkIdentity, id, action, epoch, offset, side: receipt.side, at: receipt.at },
+      json,
+      published: notice !== undefined,
+    };
   }
 
   /** A direction's epoch and last offset (null and 0 when it has none), without its records. */

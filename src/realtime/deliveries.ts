@@ -1,6 +1,6 @@
 import { socketMetrics } from './metrics.js';
 import type { Side } from '../core/sides.js';
-import type { ActionRecord } from '../mailbox/index.js';
+import type { ActionRecord, DeliveredEvent } from '../mailbox/index.js';
 import type { RelayServer, RelaySocket } from './types.js';
 
 /**
@@ -73,6 +73,18 @@ export function deliverToRoom(
     else plain.push(socket);
   }
   sendOnce(plain, record, bytes, delivery);
+}
+
+/**
+ * Sends a receipt's `delivered` event to the stream sockets of its room on this pod (`io`: the sender side's path);
+ * plain sockets never get one.
+ */
+export function deliverReceipt(io: RelayServer, event: DeliveredEvent): void {
+  const room = event.wkIdentity;
+  const to = roomSockets(io, room).filter((socket) => socket.data.cursors?.has(room) ?? false);
+  if (to.length === 0) return;
+  io.local.to(to.map((socket) => socket.id)).emit('delivered', event);
+  socketMetrics.receiptsEmitted(to.length);
 }
 
 /** The `presence` event's data (docs/api.md#presence). */

@@ -1,8 +1,8 @@
 import { actionTypeRule } from '../action-types/index.js';
-import type { Side } from '../core/sides.js';
+import { OTHER_SIDE, type Side } from '../core/sides.js';
 import { errorFields, type Logger } from '../core/log.js';
-import type { ActionRecord } from '../mailbox/index.js';
-import { deliverToRoom } from './deliveries.js';
+import type { ActionEvents, ActionRecord, DeliveredEvent, ReceiptNotice } from '../mailbox/index.js';
+import { deliverReceipt, deliverToRoom } from './deliveries.js';
 import type { RoomChannels } from './room-channels.js';
 import type { RelayServer } from './types.js';
 
@@ -20,7 +20,7 @@ interface Stored {
  * that looked the record up in the mailbox would miss every record a later POST replaced before the notice
  * arrived, and an acknowledged request must reach every socket of the room even then.
  */
-export class ActionEmitter {
+export class ActionEmitter implements ActionEvents {
   private readonly servers = new Map<Side, RelayServer>();
   private queued: Stored[] = [];
 
@@ -45,6 +45,21 @@ export class ActionEmitter {
     this.channels.publish(rule.side, record, json);
     if (this.queued.length === 0) setImmediate(() => this.flush());
     this.queued.push({ side: rule.side, record, json });
+  }
+
+  receiptNotice(wkIdentity: string): ReceiptNotice | undefined {
+    return this.channels.receiptNotice(wkIdentity);
+  }
+
+  /**
+   * A first ack stored its receipt: the `delivered` event goes to the stream sockets of the sender side's room on
+   * this pod and, unless the ack script published its notice, to the other pods.
+   */
+  delivered(event: DeliveredEvent, json: string, published: boolean): void {
+    const side = OTHER_SIDE[event.side];
+    if (!published) this.channels.publishNotice(side, event.wkIdentity, 'delivered', json);
+    const io = this.servers.get(side);
+    if (io) this.attempt('delivered', () => deliverReceipt(io, event));
   }
 
   private flush(): void {

@@ -78,6 +78,12 @@ const streamGapCloses = new Counter({
   registers: [registry],
 });
 
+const receiptsEmitted = new Counter({
+  name: 'relay_receipts_emitted_total',
+  help: '`delivered` events (a first ack of a record) this pod sent, one per stream socket of the sender side.',
+  registers: [registry],
+});
+
 const presenceChanges = new Counter({
   name: 'relay_presence_changes_total',
   help: 'A side of a pair going connected (its first socket joined, on any pod) or not connected (its last socket left, or the pod holding it was found dead), by side; counted once, by the pod that saw it.',
@@ -86,6 +92,7 @@ const presenceChanges = new Counter({
 });
 
 export const socketMetrics = {
+  receiptsEmitted: (sockets: number) => receiptsEmitted.inc(sockets),
   connected: (path: string, change: 1 | -1) => socketsConnected.inc({ path }, change),
   refused: (path: string) => socketsRefused.inc({ path }),
   connectRefused: (path: string) => socketConnectsRefused.inc({ path }),

@@ -1,12 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Side } from '../core/sides.js';
+import { OTHER_SIDE, type Side } from '../core/sides.js';
 import type { Keys } from '../core/redis/keys.js';
 import { errorFields, type Logger } from '../core/log.js';
 import { socketMetrics } from './metrics.js';
 import { createRedis, type RedisClient } from '../core/redis/clients.js';
 import type { RedisTopology } from '../core/config/config.js';
-import type { ActionRecord, StoredSignals, Watch } from '../mailbox/index.js';
-import { deliverToRoom, sendToStreamSockets, type PresenceChange } from './deliveries.js';
+import { Cluster } from 'ioredis';
+import type { ActionRecord, DeliveredEvent, ReceiptNotice, StoredSignals, Watch } from '../mailbox/index.js';
+import { deliverReceipt, deliverToRoom, sendToStreamSockets, type PresenceChange } from './deliveries.js';
 import type { RelayServer } from './types.js';
 
 /** The publisher and the subscriber of a pod's room channels, shared by both paths. */
@@ -30,6 +31,9 @@ interface Subscription {
 /** Characters of the publishing pod's id, which opens each of its notices. */
 const POD_ID_BYTES = 16;
 
+/** What a notice carries besides a stored record: its kind follows the room in its first line. */
+export type NoticeKind = 'delivered' | 'presence';
+
 /**
  * Cross-pod delivery of stored action records (docs/operations.md#cross-pod-events): a sharded pub/sub channel
  * per pair room and path (`SSUBSCRIBE`/`SPUBLISH`), subscribed while the pod holds a socket in the room, so a pod
@@ -39,7 +43,9 @@ const POD_ID_BYTES = 16;
  *
  * A notice is `<pod id> <room>\n<stored record JSON>`: a pod skips its own (it delivered them already) and
  * those of rooms it does not hold before decoding the record. A notice of another kind names it after the room:
- * `<pod id> <room> <kind>\n<JSON>` (`presence`: a side of the pair went connected or not connected).
+ * `<pod id> <room> <kind>\n<JSON>` (`presence`: a side of the pair went connected or not connected; `delivered`:
+ * a receipt's event, docs/api.md#acks-and-receipts), which a pod that knows no kinds skips as a room it does not
+ * hold.
  *
  * The held stream reads of the pod (long-polls) watch a room's channel too: it stays subscribed while one waits,
  * and each record of the room, stored on this pod or announced by a notice, wakes them.
@@ -131,9 +137,31 @@ export class RoomChannels implements StoredSignals {
     for (const wake of this.watchers.get(`${side} ${room}`) ?? []) wake();
   }
 
+  /**
+   * Where the ack script publishes the `delivered` notice of `room` (the sender side's channel, by the record's
+   * target side). Undefined on a cluster, where the channel lives in another slot than the pair's keys: the
+   * caller publishes it then (publishNotice).
+   */
+  receiptNotice(room: string): ReceiptNotice | undefined {
+    if (this.clients.pub instanceof Cluster) return undefined;
+    return {
+      channels: { key: this.channelOf('wallet', room), wallet: this.channelOf('key', room) },
+      header: this.header(room, 'delivered'),
+    };
+  }
+
+  /** Publishes a notice of `kind` (its JSON) to the other pods holding `room` on `side`'s path; never throws. */
+  publishNotice(side: Side, room: string, kind: NoticeKind, json: string): void {
+    this.send(side, room, `${this.header(room, kind)}${json}`);
+  }
+
+  private header(room: string, kind: NoticeKind): string {
+    return `${this.pod} ${room} ${kind}\n`;
+  }
+
   /** Publishes a presence change to the other pods holding `room` on `side`'s path. Failures are logged, never thrown. */
   publishPresence(side: Side, room: string, json: string): void {
-    this.send(side, room, `${this.pod} ${room} presence\n${json}`);
+    this.publishNotice(side, room, 'presence', json);
   }
 
   /** Settles once every notice published so far was answered or failed: a QUIT sent earlier would overtake them. */
@@ -187,6 +215,7 @@ export class RoomChannels implements StoredSignals {
     const io = this.servers.get(side);
     if (!io?.sockets.adapter.rooms.has(room)) return;
     if (kind === 'presence') return this.presenceReceived(io, room, message.toString('utf8', end + 1));
+    if (kind === 'delivered') return this.receiptReceived(io, side, room, message.toString('utf8', end + 1));
     if (kind !== undefined) return;
     let record: ActionRecord;
     try {
@@ -196,6 +225,18 @@ export class RoomChannels implements StoredSignals {
     }
     if (record?.wkIdentity !== room || typeof record.id !== 'string') return;
     deliverToRoom(io, record, message.length - end - 1, 'live');
+  }
+
+  /** A receipt's `delivered` notice, for a room this pod holds on the sender side's path. */
+  private receiptReceived(io: RelayServer, side: Side, room: string, text: string): void {
+    let event: DeliveredEvent;
+    try {
+      event = JSON.parse(text) as DeliveredEvent;
+    } catch {
+      return;
+    }
+    if (event?.wkIdentity !== room || OTHER_SIDE[event.side] !== side) return;
+    deliverReceipt(io, event);
   }
 
   private presenceReceived(io: RelayServer, room: string, json: string): void {

@@ -9,7 +9,13 @@ import { isRedisUnavailable } from '../core/redis/clients.js';
 import { settlesWithin } from '../core/role.js';
 import { joinEvent, roomEvent } from './socket-schema.js';
 import type { Replay } from './replay.js';
-import { streamMetrics, type StreamPosition } from '../mailbox/index.js';
+import {
+  ackMetrics,
+  ackParams,
+  streamMetrics,
+  type AckResult,
+  type StreamPosition,
+} from '../mailbox/index.js';
 import { StreamCursor, type StreamReader } from './stream-cursor.js';
 import { closeTransport } from './transport.js';
 import { otherSide, type Presence, type SidePresence } from './presence.js';
@@ -17,6 +23,7 @@ import type { RelaySocket } from './types.js';
 
 const parseRoomEvent = validator<{ wkIdentity: string }>('event', roomEvent);
 const parseJoinEvent = validator<{ wkIdentity: string; since?: StreamPosition }>('event', joinEvent);
+const parseAckEvent = validator<{ wkIdentity: string; id: string }>('event', ackParams);
 
 export interface RoomDeps {
   side: Side;
@@ -33,6 +40,10 @@ export interface RoomDeps {
   listening(room: string): Promise<unknown>;
   /** The room's stream of this path's direction, for joins with a position. */
   readStream: StreamReader;
+  /** Acknowledges a record of the room in this path's direction (the socket was checked). */
+  acknowledge(room: string, id: string): Promise<AckResult>;
+  /** AUTH_ROUTES says `ack=off`: every joined socket is authenticated for its side. */
+  acksUnchecked: boolean;
   /** The position of the room's stream of this path's direction, for the answer of a join without one. */
   position(room: string): Promise<Position>;
   /** Counts the path's sockets per room, and tells a join of the other side's. */
@@ -48,11 +59,11 @@ interface Position {
 const LISTEN_WAIT_MS = 2000;
 
 /**
- * A room per pair: its wkIdentity. Anything the socket sends but `join` and `leave` has no listener: ignored.
+ * A room per pair: its wkIdentity. Anything the socket sends but `join`, `leave` and `ack` has no listener: ignored.
  *
  * A socket's room operations run one after another in the order they arrived: a `join` waits for the identity
  * check and the Redis join budget, and a `leave` sent right after it must not overtake it (the join would then
- * add the socket to a room the app believes it left).
+ * add the socket to a room the app believes it left). An `ack` waits for the room operations sent before it.
  *
  * One pair of listeners serves every socket of a path (the socket is their `this`), and a socket holds a queue
  * only while an operation of it is under way.
@@ -62,6 +73,7 @@ export class RoomEvents {
   private readonly queues = new Map<RelaySocket, Promise<void>>();
   private readonly onJoin: (this: RelaySocket, data: unknown, ack?: unknown) => void;
   private readonly onLeave: (this: RelaySocket, data: unknown) => void;
+  private readonly onAck: (this: RelaySocket, data: unknown, ack?: unknown) => void;
   private readonly onDisconnect: (this: RelaySocket) => void;
 
   constructor(private readonly deps: RoomDeps) {
@@ -78,13 +90,26 @@ export class RoomEvents {
       stopCursors(this);
       inOrder(this, () => deps.presence.disconnected(this), 'disconnect');
     };
+    const afterRoomOperations = this.afterRoomOperations.bind(this);
+    this.onAck = function (data, reply) {
+      const answer = typeof reply === 'function' ? (reply as (answer: AckAnswer) => void) : () => {};
+      afterRoomOperations(this, async () => answer(await acknowledged(this, data, deps)));
+    };
   }
 
-  /** Listens for the socket's `join` and `leave`. */
+  /** Listens for the socket's `join`, `leave` and `ack`. */
   handle(socket: RelaySocket): void {
     socket.on('join', this.onJoin);
     socket.on('leave', this.onLeave);
+    socket.on('ack', this.onAck);
     socket.on('disconnect', this.onDisconnect);
+  }
+
+  /** Runs an ack once the room operations sent before it are done; acks do not wait for each other. */
+  private afterRoomOperations(socket: RelaySocket, operation: () => Promise<void>): void {
+    void (this.queues.get(socket) ?? Promise.resolve())
+      .then(operation)
+      .catch((err: unknown) => this.deps.log.error('socket ack failed', errorFields(err)));
   }
 
   private inOrder(socket: RelaySocket, operation: () => Promise<void>, what: string): void {
@@ -154,6 +179,7 @@ const roomOf = (data: unknown) => shaped(parseRoomEvent, data)?.wkIdentity;
 function stopCursors(socket: RelaySocket): void {
   for (const cursor of socket.data.cursors?.values() ?? []) cursor.stop();
   socket.data.cursors = undefined;
+  socket.data.authenticated = undefined;
 }
 
 /** The socket is a plain socket of `room` from now on (a leave, or a join without a position). */
@@ -184,8 +210,7 @@ async function admitted(
       ...(Object.hasOwn(data, 'token') ? { token: typeof token === 'string' ? token : '' } : {}),
       log: deps.log,
     });
-    // A signature that passed, or a session token: the join names a write id either way.
-    return { fields: admitted.body, verified: admitted.writeId !== undefined };
+    return { fields: admitted.body, verified: admitted.verified };
   } catch (err) {
     // Refusals are logged and counted by the gate; Redis failing reaches here raw or as a 503.
     const unavailable = err instanceof AppError ? err.code === 'UNAVAILABLE' : isRedisUnavailable(err);
@@ -205,6 +230,7 @@ async function leave(socket: RelaySocket, data: unknown, deps: RoomDeps): Promis
   const wkIdentity = roomOf(data);
   if (wkIdentity === undefined) return;
   dropCursor(socket, wkIdentity);
+  socket.data.authenticated?.delete(wkIdentity);
   await socket.leave(wkIdentity);
   await deps.presence.left(socket, wkIdentity);
 }
@@ -225,14 +251,8 @@ async function join(
   const joining = shaped(parseJoinEvent, checked.fields);
   if (joining === undefined) return { outcome: 'invalid', code: 'INVALID_PARAMETER' };
   const { wkIdentity, since } = joining;
-  try {
-    await deps.joins.consume(socket.data.ip);
-  } catch (err) {
-    // Rejections are the budget's answer; an error (past its in-memory fallback) is Redis's, not the client's.
-    if (!(err instanceof Error)) return { outcome: 'rate_limited', code: 'RATE_LIMITED' };
-    deps.log.warn('socket join limiter failed', errorFields(err));
-    return UNAVAILABLE;
-  }
+  const spent = await spend(socket, deps, 'join');
+  if (spent !== undefined) return spent;
   // A socket that disconnected while its join waited for Redis must not be added to a room it would never leave.
   if (!socket.connected) return undefined;
   // socket.rooms holds the socket's own id besides the pair rooms.
@@ -241,6 +261,9 @@ async function join(
   }
   const cursor = since === undefined ? undefined : cursorOf(socket, wkIdentity, deps);
   if (cursor === undefined) dropCursor(socket, wkIdentity);
+  // The room's latest join says whether the socket is authenticated for this path's side.
+  const authenticated = checked.verified || deps.acksUnchecked;
+  (socket.data.authenticated ??= new Map()).set(wkIdentity, authenticated);
   // From here on the room's live records wait behind the replay: none is missed or sent before it.
   cursor?.replaying();
   await socket.join(wkIdentity);
@@ -266,8 +289,8 @@ async function join(
     if (joined === undefined || 'outcome' in joined) return joined;
   }
   if (!socket.connected) return undefined;
-  // A stream socket whose join was verified may acknowledge records: ack-capable (docs/api.md#presence).
-  await deps.presence.joined(socket, wkIdentity, cursor !== undefined && checked.verified);
+  // A stream socket authenticated for this side may acknowledge records: ack-capable (docs/api.md#presence).
+  await deps.presence.joined(socket, wkIdentity, cursor !== undefined && authenticated);
   if (!asked) return undefined;
   try {
     const [position, peer] = await Promise.all([
@@ -279,6 +302,55 @@ async function join(
     deps.log.warn('socket join could not read its answer', { path: deps.side, ...errorFields(err) });
     return UNAVAILABLE;
   }
+}
+
+/** One point of the per-IP join budget, which joins and acks draw on; undefined when spent. */
+async function spend(socket: RelaySocket, deps: RoomDeps, what: string): Promise<Refused | undefined> {
+  try {
+    await deps.joins.consume(socket.data.ip);
+    return undefined;
+  } catch (err) {
+    // Rejections are the budget's answer; an error (past its in-memory fallback) is Redis's, not the client's.
+    if (!(err instanceof Error)) return { outcome: 'rate_limited', code: 'RATE_LIMITED' };
+    deps.log.warn(`socket ${what} limiter failed`, errorFields(err));
+    return UNAVAILABLE;
+  }
+}
+
+/** What the client is told of its ack (docs/api.md#acks-and-receipts). */
+export type AckAnswer = { ok: true; delivered: { side: Side; at: string } } | { ok: false; code: ErrorCode };
+
+/**
+ * An ack: its shape, the socket's membership of the room and its authentication for this path's side, one point
+ * of the join budget, then the script. A refusal records nothing and never disconnects the socket.
+ */
+async function acknowledged(socket: RelaySocket, data: unknown, deps: RoomDeps): Promise<AckAnswer> {
+  const acking = shaped(parseAckEvent, data);
+  if (acking === undefined) return { ok: false, code: 'INVALID_PARAMETER' };
+  const { wkIdentity, id } = acking;
+  const authenticated = socket.data.authenticated?.get(wkIdentity);
+  if (authenticated === undefined || !socket.rooms.has(wkIdentity)) {
+    ackMetrics.counted('socket', 'not_found');
+    return { ok: false, code: 'NOT_FOUND' };
+  }
+  if (!authenticated) {
+    ackMetrics.counted('socket', 'unauthorized');
+    return { ok: false, code: 'AUTH_REQUIRED' };
+  }
+  const spent = await spend(socket, deps, 'ack');
+  if (spent !== undefined) {
+    if (spent.outcome === 'rate_limited') ackMetrics.counted('socket', 'rate_limited');
+    return { ok: false, code: spent.code };
+  }
+  let result: AckResult;
+  try {
+    result = await deps.acknowledge(wkIdentity, id);
+  } catch (err) {
+    deps.log.warn('socket ack failed', { path: deps.side, ...errorFields(err) });
+    return { ok: false, code: 'UNAVAILABLE' };
+  }
+  if (result === undefined) return { ok: false, code: 'NOT_FOUND' };
+  return { ok: true, delivered: { side: result.event.side, at: result.event.at } };
 }
 
 /** The socket's cursor of `room`, made on its first join with a position. */

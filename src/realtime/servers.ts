@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { waitReady, type RedisClient } from '../core/redis/clients.js';
 import { Server } from 'socket.io';
 import { REPLAY_SIDE } from '../action-types/index.js';
-import type { ActionStore, StoredSignals } from '../mailbox/index.js';
+import { acknowledge, type ActionStore, type StoredSignals } from '../mailbox/index.js';
 import { SIDES, type Side } from '../core/sides.js';
 import type { AuthGate } from '../identity/index.js';
 import type { CoreConfig } from '../core/config/config.js';
@@ -34,7 +34,7 @@ import type { RelayServer, RelaySocket } from './types.js';
 import { sendToStreamSockets, type PresenceChange } from './deliveries.js';
 import { otherSide, Presence, type SidePresence } from './presence.js';
 
-/** docs/api.md#socket-limits: clients only ever send `join` and `leave`. */
+/** docs/api.md#socket-limits: clients only ever send `join`, `leave` and `ack`. */
 const LIMITS = { maxHttpBufferSize: 100 * 1024, pingInterval: 25_000, pingTimeout: 20_000 } as const;
 
 /** Whether a handshake asks for Engine.IO protocol 4, the one version served (one `EIO` parameter, `4`). */
@@ -47,7 +47,8 @@ function speaksEngineIo4(req: IncomingMessage): boolean {
 const READY_WAIT_MS = 5000;
 
 export interface RealtimeDeps {
-  config: CoreConfig & { realtime: RealtimeConfig };
+  /** `auth.modes.ack`: whether acks need an authenticated socket (AUTH_ROUTES). */
+  config: CoreConfig & { realtime: RealtimeConfig; auth: { modes: { ack: string } } };
   log: Logger;
   /** The mailbox a key socket's replay reads. */
   store: ActionStore;
@@ -180,6 +181,8 @@ export class Realtime {
         roomsMax: this.deps.config.realtime.roomsMax,
         listening: (room) => this.channels.listening(side, room),
         readStream: (room, since) => this.deps.store.readStream(room, side, since),
+        acknowledge: (room, id) => acknowledge(this.deps.store, this.emitter, 'socket', room, id, side),
+        acksUnchecked: config.auth.modes.ack === 'off',
         position: (room) => this.deps.store.position(room, side),
         presence: this.presence,
       });

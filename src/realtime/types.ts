@@ -14,6 +14,11 @@ interface SocketData {
   backlogs: SocketBacklogs;
   /** Per pair room this socket joined with a position: what orders its records (stream-cursor.ts). */
   cursors?: Map<string, RoomCursor>;
+  /**
+   * Per pair room this socket joined: whether it is authenticated for its path's side (its latest join there was
+   * verified, or AUTH_ROUTES says `ack=off`): only then may it acknowledge the room's records.
+   */
+  authenticated?: Map<string, boolean>;
   /** Per pair room this socket is counted in (presence.ts): whether it counts as ack-capable. */
   presence?: Map<string, boolean>;
 }

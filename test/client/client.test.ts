@@ -16,6 +16,7 @@ import {
   witnessScriptOf,
   wkIdentityOf,
   type ActionRecord,
+  type Delivered,
   type JoinedAnswer,
   type PairKeys,
 } from '../../client/index.js';
@@ -608,6 +609,52 @@ describe('client: signed writes and joins on a relay with AUTH_MODE=required', (
       expect(received).to.deep.equal([record]);
     } finally {
       events.close();
+    }
+  });
+
+  it('ack(id) on the key socket and ackAction by HTTP answer the first receipt; the wallet stream socket gets delivered', async () => {
+    const delivered: Delivered[] = [];
+    const received: ActionRecord[] = [];
+    const wallet = client
+      .connectEvents('wallet', { wkIdentity: PAIR.wkIdentity, sign: walletKeys, since: { offset: 0 } })
+      .onDelivered((event) => delivered.push(event));
+    const key = client
+      .connectEvents('key', { wkIdentity: PAIR.wkIdentity, sign: keyKeys })
+      .on('tx', (record) => received.push(record));
+    try {
+      await Promise.all([wallet.joined, key.joined]);
+      const record = await client.postAction(txBody, { sign: walletKeys });
+      await waitFor('the event', () => received.some(({ id }) => id === record.id));
+      const receipt = await key.ack(record.id);
+      expect(receipt.side).to.equal('key');
+      expect(await client.ackAction(PAIR.wkIdentity, record.id, { sign: keyKeys })).to.deep.equal({
+        id: record.id,
+        wkIdentity: PAIR.wkIdentity,
+        action: 'tx',
+        epoch: record.epoch,
+        offset: record.offset,
+        delivered: receipt,
+      });
+      await waitFor('delivered', () => delivered.length === 1);
+      expect(delivered).to.deep.equal([
+        {
+          wkIdentity: PAIR.wkIdentity,
+          id: record.id,
+          action: 'tx',
+          epoch: record.epoch,
+          offset: record.offset,
+          ...receipt,
+        },
+      ]);
+      expect((await client.getAction(PAIR.wkIdentity)).delivered).to.deep.equal(receipt);
+      expect(await refusal(key.ack('AAAAAAAAAAAAAAAAAAAAAA'), JoinError)).to.include({ code: 'NOT_FOUND' });
+      expect(await refusal(client.ackAction(PAIR.wkIdentity, record.id))).to.include({
+        status: 401,
+        code: 'AUTH_REQUIRED',
+      });
+    } finally {
+      wallet.close();
+      key.close();
     }
   });
 

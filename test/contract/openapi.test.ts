@@ -210,7 +210,7 @@ describe('the OpenAPI document', () => {
         ack,
         stores,
         readiness: { draining: () => false, redisAnswers: async () => true },
-        actionEvents: { stored: () => {} },
+        actionEvents: { stored: () => {}, receiptNotice: () => undefined, delivered: () => {} },
         longPolls: new LongPolls({ watch: () => ({ listening: Promise.resolve(), release: () => {} }) }, 0),
         presence: { pair: () => Promise.reject(new Error('not read')) },
         ...openSessions(config, stores, nodeCryptoVerifier),

@@ -91,7 +91,7 @@ describe('identity-signed requests: configuration', () => {
       AUTH_UNSIGNED_ACTIONS: 'recoveryrequest,chainsyncrequest',
     });
     expect(config.auth).to.deep.equal({
-      modes: { action: 'required', token: 'required', sync: 'off', join: 'optional' },
+      modes: { action: 'required', token: 'required', sync: 'off', join: 'optional', ack: 'required' },
       windowSeconds: 600,
       pinDays: 30,
       pinJoins: false,
@@ -103,6 +103,7 @@ describe('identity-signed requests: configuration', () => {
       token: 'optional',
       sync: 'optional',
       join: 'optional',
+      ack: 'required',
     });
     expect(loadConfig({}).auth.unsignedActions).to.deep.equal(['recoveryrequest']);
     expect(loadConfig({ AUTH_UNSIGNED_ACTIONS: 'none' }).auth.unsignedActions).to.deep.equal([]);

@@ -13,6 +13,8 @@ export interface RelayState {
   limit?: RequestLimit;
   /** The id a verified write's record goes by (see identity/route-guard.ts). */
   writeId?: string;
+  /** The side a session token that passed names: an ack's record must be of that side's direction. */
+  tokenSide?: 'key' | 'wallet';
   /** Set by a route as it starts writing: from then on a failure keeps the request's nonce spent. */
   writing?: boolean;
   /** A success answer's payload as JSON text, set by ok/okJson; successAnswers gives it its shape. */

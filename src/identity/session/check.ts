@@ -9,7 +9,7 @@ import type { SessionStore, Stamps } from './store.js';
 import type { SessionClaims, SessionTokens, SubjectKind } from './tokens.js';
 
 /** Where a token was checked, as metrics name it. */
-export type TokenRoute = 'read' | 'join' | 'action' | 'token' | 'revoke';
+export type TokenRoute = 'read' | 'join' | 'action' | 'token' | 'ack' | 'revoke';
 
 /** Where a token travels: the HTTP `Authorization` header, or the member `token` of a socket join. */
 export type TokenPlace = 'headers' | 'event';

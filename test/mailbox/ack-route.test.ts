@@ -1,0 +1,163 @@
+import { expect } from 'chai';
+import { keysFor } from '../../src/core/redis/keys.js';
+import { errorBody, get, post, startTestApi, type TestApi } from '../helpers/api.js';
+import { redis } from '../helpers/redis.js';
+import { bearer, pairToken, SESSION_ENV } from '../helpers/sessions.js';
+import { newNonce, OTHER_PAIR, PAIR, signed } from '../helpers/signing.js';
+import { closedAfterEach, connected } from '../helpers/sockets.js';
+
+const client = closedAfterEach();
+
+const keys = keysFor('relay:');
+const REQUEST = { chain: 'btc', wkIdentity: PAIR.wkIdentity, action: 'tx', payload: 'aa', path: '0-0' };
+const READ = `/v1/action/${PAIR.wkIdentity}`;
+const ackPath = (id: string, wkIdentity = PAIR.wkIdentity) => `/v1/action/${wkIdentity}/${id}/ack`;
+const credential = (options: Partial<Parameters<typeof signed>[1]> = {}) =>
+  signed({}, { purpose: 'ack', by: 'key', identity: PAIR.wkIdentity, ...options });
+
+describe('POST /v1/action/{wkIdentity}/{id}/ack (docs/api.md#post-v1actionwkidentityidack)', function () {
+  this.timeout(30_000);
+  let api: TestApi;
+  before(async () => {
+    api = await startTestApi();
+  });
+  after(() => api.stop());
+  beforeEach(() => redis().del(keys.receipts(PAIR.wkIdentity)));
+
+  async function store(): Promise<{ id: string; epoch: string; offset: number }> {
+    const res = await post(api.url, '/v1/action', REQUEST);
+    expect(res.status).to.equal(200);
+    return res.body.data;
+  }
+
+  async function nothingRecorded(): Promise<void> {
+    expect(await redis().exists(keys.receipts(PAIR.wkIdentity))).to.equal(0);
+  }
+
+  it('answers the record and its receipt; a repeat (or a byte-identical resend) answers the first', async () => {
+    const record = await store();
+    const body = credential();
+    const first = await post(api.url, ackPath(record.id), body);
+    expect(first.status).to.equal(200);
+    const receipt = JSON.parse((await redis().hget(keys.receipts(PAIR.wkIdentity), record.id))!);
+    expect(receipt.side).to.equal('key');
+    expect(new Date(receipt.at).toISOString()).to.equal(receipt.at);
+    expect(first.body).to.deep.equal({
+      success: true,
+      data: {
+        id: record.id,
+        wkIdentity: PAIR.wkIdentity,
+        action: 'tx',
+        epoch: record.epoch,
+        offset: record.offset,
+        delivered: receipt,
+      },
+    });
+    const resend = await post(api.url, ackPath(record.id), body);
+    expect(resend.body).to.deep.equal(first.body);
+    // Signed by the wallet's key too: a signature does not say which side signed.
+    const again = await post(api.url, ackPath(record.id), credential({ by: 'wallet' }));
+    expect(again.body).to.deep.equal(first.body);
+    expect(await redis().hgetall(keys.receipts(PAIR.wkIdentity))).to.deep.equal({
+      [record.id]: JSON.stringify(receipt),
+    });
+  });
+
+  it('GET shows delivered once acknowledged, and the ETag changes with the receipt', async () => {
+    const record = await store();
+    const before = await get(api.url, READ);
+    expect(before.body.data).to.not.have.property('delivered');
+    const tag = before.headers.get('etag')!;
+    expect((await get(api.url, READ, { 'if-none-match': tag })).status).to.equal(304);
+    const acked = await post(api.url, ackPath(record.id), credential());
+    const after = await get(api.url, READ);
+    expect(after.body.data).to.deep.equal({ ...before.body.data, delivered: acked.body.data.delivered });
+    const newTag = after.headers.get('etag')!;
+    expect(newTag).to.not.equal(tag);
+    expect(newTag.startsWith(tag.slice(0, -1) + '.')).to.equal(true);
+    expect((await get(api.url, READ, { 'if-none-match': tag })).status).to.equal(200);
+    expect((await get(api.url, READ, { 'if-none-match': newTag })).status).to.equal(304);
+  });
+
+  it('no credential: 401 AUTH_REQUIRED whatever AUTH_MODE says; a bad one: 401; nothing recorded', async () => {
+    const record = await store();
+    const none = await post(api.url, ackPath(record.id), {});
+    expect(none.status).to.equal(401);
+    expect(none.body).to.deep.equal(errorBody(none, 'AUTH_REQUIRED'));
+    const cases = [
+      credential({ purpose: 'action' }),
+      credential({ identity: OTHER_PAIR.wkIdentity }),
+      credential({ pair: OTHER_PAIR, identity: PAIR.wkIdentity }),
+      credential({ timestamp: Date.now() - 3_600_000 }),
+      { ...credential(), extra: 1 },
+    ];
+    for (const body of cases) {
+      const res = await post(api.url, ackPath(record.id), body);
+      expect(res.status, JSON.stringify(res.body)).to.equal(401);
+      expect(res.body.error.code).to.be.oneOf(['AUTH_INVALID', 'AUTH_EXPIRED']);
+    }
+    const partial = credential();
+    delete (partial as Record<string, unknown>).signature;
+    expect((await post(api.url, ackPath(record.id), partial)).body.error.code).to.equal('AUTH_INVALID');
+    await nothingRecorded();
+  });
+
+  it("404 for an unknown id, another pair's id; 400 for a path outside the format; nothing recorded", async () => {
+    await store();
+    const other = (await post(api.url, '/v1/action', { ...REQUEST, wkIdentity: OTHER_PAIR.wkIdentity })).body
+      .data;
+    const nonce = newNonce();
+    const unknown = await post(api.url, ackPath('AAAAAAAAAAAAAAAAAAAAAA'), credential({ nonce }));
+    expect(unknown.status).to.equal(404);
+    expect(unknown.body).to.deep.equal(errorBody(unknown, 'NOT_FOUND'));
+    // Nothing was recorded, so the nonce was given back: the same credential works once more.
+    expect((await post(api.url, ackPath('AAAAAAAAAAAAAAAAAAAAAA'), credential({ nonce }))).status).to.equal(
+      404,
+    );
+    expect((await post(api.url, ackPath(other.id), credential())).status).to.equal(404);
+    const bad = await post(api.url, `/v1/action/${PAIR.wkIdentity}/a.b/ack`, credential());
+    expect(bad.status).to.equal(400);
+    expect(bad.body.error.code).to.equal('INVALID_PARAMETER');
+    await nothingRecorded();
+  });
+
+  it('AUTH_ROUTES ack=off accepts an ack without a credential', async () => {
+    const open = await startTestApi({ AUTH_ROUTES: 'ack=off' });
+    try {
+      const record = (await post(open.url, '/v1/action', REQUEST)).body.data;
+      const res = await post(open.url, ackPath(record.id), {});
+      expect(res.status).to.equal(200);
+      expect(res.body.data.delivered.side).to.equal('key');
+    } finally {
+      await open.stop();
+    }
+  });
+
+  it("a session token of the record's target side acknowledges it (HTTP, and a socket joined with it); the other side's finds nothing", async () => {
+    const sessions = await startTestApi(SESSION_ENV);
+    try {
+      const record = (await post(sessions.url, '/v1/action', REQUEST)).body.data;
+      const [keyToken, walletToken] = [
+        await pairToken(sessions.url, 'key'),
+        await pairToken(sessions.url, 'wallet'),
+      ];
+      const wrong = await post(sessions.url, ackPath(record.id), {}, bearer(walletToken));
+      expect(wrong.status).to.equal(404);
+      await nothingRecorded();
+      const socket = client(sessions.url, 'key', undefined);
+      await connected(socket);
+      const joined = await socket.socket
+        .timeout(5000)
+        .emitWithAck('join', { wkIdentity: PAIR.wkIdentity, token: keyToken });
+      expect(joined).to.have.property('ok', true);
+      const bySocket = (await socket.socket
+        .timeout(5000)
+        .emitWithAck('ack', { wkIdentity: PAIR.wkIdentity, id: record.id })) as { delivered: object };
+      const byHttp = await post(sessions.url, ackPath(record.id), {}, bearer(keyToken));
+      expect(byHttp.status).to.equal(200);
+      expect(byHttp.body.data.delivered).to.deep.equal(bySocket.delivered);
+    } finally {
+      await sessions.stop();
+    }
+  });
+});
