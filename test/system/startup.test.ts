@@ -283,7 +283,7 @@ describe('the relay as a process: start-up, shutdown and its logs', function () 
         expect(new Set(usedRedis)).to.deep.equal(new Set([privateRedis.host]));
         expect(logLines().find((line) => line.msg === 'api listening')).to.deep.include({
           apiProfile: 'ssp-apps',
-          auth: { action: 'required', token: 'required', sync: 'off', join: 'optional' },
+          auth: { action: 'required', token: 'required', sync: 'off', join: 'optional', ack: 'required' },
         });
 
         below = descendants(npm.pid!);

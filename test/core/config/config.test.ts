@@ -127,6 +127,7 @@ describe('core/config', () => {
         token: 'required',
         sync: 'optional',
         join: 'off',
+        ack: 'required',
       });
       expect(config.auth.unsignedActions).to.deep.equal([]);
       expect(config.market.refresh).to.equal(false);
