@@ -226,6 +226,8 @@ describe('presence (standalone)', function () {
     await waitFor('not ack-capable', async () => !(await capable()));
     plain.socket.close();
     unsigned.socket.close();
+    // Their leave is written before the next test's empty Redis, never into it.
+    await waitFor('the key side left', async () => !(await presenceOf(b, room)).key.connected);
   });
 
   it('GET /v1/presence is a protected read: a session token of another pair is refused', async () => {
