@@ -47,17 +47,23 @@ interface Held {
   side: Side;
   joined: number;
   ackable: number;
-  /** When `joined` last fell (performance.now()): the time `lastSeen` takes when a write lowers it. */
+  /** When `joined` last fell (ms): the time `lastSeen` takes when a write lowers it, however late it lands. */
   fell: number;
-  /** `<joined> <ackable>` as Redis last acknowledged them; undefined when unknown (a write failed, Redis lost them). */
-  written: string | undefined;
+  /**
+   * The counts Redis last acknowledged, the ones the other pods have seen (a write that failed may still land: a
+   * client resends it on reconnect); undefined when Redis may have dropped them (`renew`).
+   */
+  acked: Counts | undefined;
   /** The write under way, or resolved. */
   queue: Promise<void>;
   /** The write queued behind it, not started yet: it writes the counts of its start, so one is enough. */
   next: Promise<void> | undefined;
 }
 
-const NONE = '0 0';
+interface Counts {
+  joined: number;
+  ackable: number;
+}
 
 /**
  * Presence of each side of a pair, counted across pods (docs/api.md#presence): each pod writes its own counts in the
@@ -161,7 +167,7 @@ export class Presence implements PresenceReads {
     if (was === null) {
       this.losses++;
       for (const held of this.held.values()) {
-        held.written = undefined;
+        held.acked = undefined;
         this.unwritten.add(held);
       }
     }
@@ -171,8 +177,9 @@ export class Presence implements PresenceReads {
   /**
    * Finds the pods that died holding the peers of this pod's stream sockets: their sides go not connected. One
    * HGETALL per peer and one EXISTS per pod they name, in batches; only the peers naming a dead pod are settled.
+   * Runs every third of PRESENCE_TTL_SECONDS once started. Never throws.
    */
-  private async sweep(): Promise<void> {
+  async sweep(): Promise<void> {
     const { redis, keys, pod, log } = this.deps;
     const peers = new Map<string, { side: Side; room: string; hash?: PresenceHash }>();
     for (const [path, room] of this.deps.streamRooms()) {
@@ -209,8 +216,8 @@ export class Presence implements PresenceReads {
         side,
         joined: 0,
         ackable: 0,
-        fell: performance.now(),
-        written: NONE,
+        fell: Date.now(),
+        acked: { joined: 0, ackable: 0 },
         queue: Promise.resolve(),
         next: undefined,
       };
@@ -218,7 +225,7 @@ export class Presence implements PresenceReads {
     }
     held.joined += joined;
     held.ackable += ackable;
-    if (joined < 0) held.fell = performance.now();
+    if (joined < 0) held.fell = Date.now();
     // A join renews the pod's liveness too: a key Redis lost (a failover without replicas) is back at once.
     if (joined > 0) void this.renew();
     return this.flush(held);
@@ -234,41 +241,41 @@ export class Presence implements PresenceReads {
     return held.next;
   }
 
-  /** Writes the room's counts as they are now, unless Redis has them, and reports the transition it makes. */
+  /**
+   * Writes the room's counts as they are now, unless Redis has them, and reports the transition it makes: from the
+   * counts the other pods have seen, even when a failed write of them landed.
+   */
   private async written(held: Held): Promise<void> {
     const { room, side, joined, ackable } = held;
-    const counts = `${joined} ${ackable}`;
     const { keys, pod, lastSeenSeconds, log } = this.deps;
     try {
-      if (held.written === counts) return;
+      if (!this.unwritten.has(held) && held.acked?.joined === joined && held.acked.ackable === ackable)
+        return;
       const losses = this.losses;
       let reply: unknown[];
       try {
-        const left = lastSeenSeconds > 0 ? Math.round(performance.now() - held.fell) : '';
+        const left = lastSeenSeconds > 0 ? held.fell : '';
         reply = await this.write([keys.presence(room, side)], [pod, joined, ackable, this.hashTtl, left]);
       } catch (err) {
-        held.written = undefined;
         this.unwritten.add(held);
         log.warn('presence not written', { side, ...errorFields(err) });
         return;
       }
-      // Unless another pod may have dropped it since: then it stays to be written again.
+      const change = joined - (held.acked?.joined ?? Number(reply[0]));
+      // Unless another pod may have dropped them since: then they stay to be written again.
       if (losses === this.losses) {
-        held.written = counts;
+        held.acked = { joined, ackable };
         this.unwritten.delete(held);
       }
-      const { now, moved } = await this.settle(
-        room,
-        side,
-        decodePresence(reply.slice(1)),
-        joined - Number(reply[0]),
-      );
+      const { now, moved } = await this.settle(room, side, decodePresence(reply.slice(1)), change);
       if (moved) this.report(room, side, now);
     } catch (err) {
       log.warn('presence not read', { side, ...errorFields(err) });
     } finally {
-      if (held.next === undefined && held.written === NONE && counts === NONE)
+      // Nothing held, Redis has that, and no write queued (each change queues one): forgotten.
+      if (held.next === undefined && !this.unwritten.has(held) && held.joined + held.ackable === 0) {
         this.held.delete(`${side} ${room}`);
+      }
     }
   }
 

@@ -8,8 +8,8 @@
     ARGV[2] the pod's joined sockets (≥ 0)
     ARGV[3] the pod's ack-capable sockets (≥ 0)
     ARGV[4] seconds the hash is kept after this write
-    ARGV[5] ms since the pod's joined sockets last fell: when this write lowers them, `lastSeen` becomes that time
-            unless it holds a later one; '' when lastSeen is not kept
+    ARGV[5] when the pod's joined sockets last fell (ms, the pod's clock): when this write lowers them, `lastSeen`
+            becomes that time (never later than Redis's) unless it holds a later one; '' when lastSeen is not kept
   Output:
     {the pod's joined sockets before this write, then the hash after it as HGETALL gives it (field, value, …)};
     `lastSeen` in ms
@@ -24,7 +24,7 @@ put(joinedField, joined)
 put('a:' .. ARGV[1], tonumber(ARGV[3]))
 if joined < before and ARGV[5] ~= '' then
   local now = redis.call('TIME')
-  local left = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) - tonumber(ARGV[5])
+  local left = math.min(tonumber(ARGV[5]), tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000))
   if left > (tonumber(redis.call('HGET', KEYS[1], 'lastSeen')) or 0) then
     redis.call('HSET', KEYS[1], 'lastSeen', left)
   end
