@@ -73,7 +73,7 @@ interface Counts {
  * (`changed`), once, by the pod that made it.
  */
 export class Presence implements PresenceReads {
-  private readonly write;
+  private readonly writeCounts;
   private readonly reap;
   private renewal: NodeJS.Timeout | undefined;
   private readonly hashTtl: number;
@@ -86,7 +86,7 @@ export class Presence implements PresenceReads {
   private readonly reconnected = () => void this.renew();
 
   constructor(private readonly deps: PresenceDeps) {
-    this.write = defineScript<unknown[]>(deps.redis, 'presenceWrite', WRITE);
+    this.writeCounts = defineScript<unknown[]>(deps.redis, 'presenceWrite', WRITE);
     this.reap = defineScript<unknown[]>(deps.redis, 'presenceReap', REAP);
     // Without lastSeen kept the counts still need a lifetime: a day after the pair's last change.
     this.hashTtl = deps.lastSeenSeconds > 0 ? deps.lastSeenSeconds : 86_400;
@@ -235,7 +235,7 @@ export class Presence implements PresenceReads {
   private flush(held: Held): Promise<void> {
     held.next ??= held.queue.then(() => {
       held.next = undefined;
-      return this.written(held);
+      return this.write(held);
     });
     held.queue = held.next;
     return held.next;
@@ -245,7 +245,7 @@ export class Presence implements PresenceReads {
    * Writes the room's counts as they are now, unless Redis has them, and reports the transition it makes: from the
    * counts the other pods have seen, even when a failed write of them landed.
    */
-  private async written(held: Held): Promise<void> {
+  private async write(held: Held): Promise<void> {
     const { room, side, joined, ackable } = held;
     const { keys, pod, lastSeenSeconds, log } = this.deps;
     try {
@@ -255,7 +255,10 @@ export class Presence implements PresenceReads {
       let reply: unknown[];
       try {
         const left = lastSeenSeconds > 0 ? held.fell : '';
-        reply = await this.write([keys.presence(room, side)], [pod, joined, ackable, this.hashTtl, left]);
+        reply = await this.writeCounts(
+          [keys.presence(room, side)],
+          [pod, joined, ackable, this.hashTtl, left],
+        );
       } catch (err) {
         this.unwritten.add(held);
         log.warn('presence not written', { side, ...errorFields(err) });
