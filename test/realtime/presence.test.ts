@@ -3,13 +3,16 @@ import type { RedisClient } from '../../src/core/redis/clients.js';
 import type { Side } from '../../src/core/sides.js';
 import { registry } from '../../src/core/metrics.js';
 import { keysFor } from '../../src/core/redis/keys.js';
+import { createLogger } from '../../src/core/log.js';
 import { ackCapable } from '../../src/realtime/index.js';
+import { Presence } from '../../src/realtime/presence.js';
 import { errorBody, get, startTestApi, type TestApi } from '../helpers/api.js';
 import { startApiPod } from '../helpers/child.js';
-import { redis } from '../helpers/redis.js';
+import { commandsDuring, redis, testRedis } from '../helpers/redis.js';
 import { bearer, pairToken, SESSION_ENV } from '../helpers/sessions.js';
 import { PAIR, signed } from '../helpers/signing.js';
 import { closedAfterEach, connected, dataOf, type TestClient } from '../helpers/sockets.js';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { TOPOLOGIES, startTopology, type TestTopology } from '../helpers/topologies.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -268,5 +271,169 @@ describe('presence (standalone)', function () {
     } finally {
       pod.child.kill();
     }
+  });
+});
+
+describe('presence when Redis misbehaves (standalone; docs/operations.md#presence-and-pod-liveness)', function () {
+  this.timeout(60_000);
+  let proxy: TcpProxy;
+  /** Pod a reaches Redis directly; pod c through the proxy. */
+  let a: TestApi;
+  let c: TestApi;
+  const rejections: unknown[] = [];
+  const rejected = (reason: unknown) => rejections.push(reason);
+  before(async () => {
+    process.on('unhandledRejection', rejected);
+    proxy = await TcpProxy.start(testRedis().port);
+    [a, c] = await Promise.all([
+      startTestApi(),
+      startTestApi({ REDIS_URL: proxy.url, PRESENCE_TTL_SECONDS: '15' }),
+    ]);
+  });
+  after(async () => {
+    await Promise.all([a?.stop(), c?.stop()]);
+    await proxy?.stop();
+    process.off('unhandledRejection', rejected);
+  });
+
+  const notWritten = () => c.logs.filter((line) => line.msg === 'presence not written').length;
+  /** The pod of the only socket count in a side's hash. */
+  async function podOf(room: string, side: Side): Promise<string> {
+    const fields = Object.keys(await hashOf(redis(), room, side)).filter((field) => field.startsWith('j:'));
+    expect(fields).to.have.length(1);
+    return fields[0]!.slice(2);
+  }
+
+  it('a join and a leave whose writes failed are written once Redis answers again, each reported once', async () => {
+    const room = 'pr-drift';
+    const watcher = await joined(a, 'wallet', streamJoin(room));
+    const events = () => dataOf(watcher.socket, 'presence') as SidePresence[];
+
+    // The join's write times out: the pod's connection for counts stops forwarding (its other ones go on).
+    expect(proxy.freeze('relay-store')).to.equal(1);
+    const key = client(c.url, 'key', { wkIdentity: room });
+    await waitFor('the write failed', () => notWritten() === 1);
+    expect((await presenceOf(a, room)).key).to.deep.equal(ALONE);
+    await proxy.cut();
+    await proxy.restore();
+    await waitFor('the presence event', () => events().length === 1);
+    expect(events()[0]).to.deep.include({ side: 'key', connected: true });
+    expect((await presenceOf(a, room)).key.connected).to.equal(true);
+    const pod = await podOf(room, 'key');
+    expect(await hashOf(redis(), room, 'key')).to.deep.equal({ [`j:${pod}`]: '1' });
+
+    // The leave's write fails: Redis is out of reach.
+    await proxy.cut();
+    const leftAt = Date.now();
+    key.close();
+    await waitFor('the write failed', () => notWritten() === 2);
+    expect((await presenceOf(a, room)).key.connected).to.equal(true);
+    const restoredAt = Date.now();
+    await proxy.restore();
+    await waitFor('the presence event', () => events().length === 2);
+    const gone = events()[1]!;
+    expect(gone).to.deep.equal({ wkIdentity: room, side: 'key', connected: false, lastSeen: gone.lastSeen });
+    // lastSeen is when the socket left, not when the count was written.
+    expect(Date.parse(gone.lastSeen!)).to.be.within(leftAt - 1, restoredAt);
+    const now = await presenceOf(a, room);
+    expect(now).to.deep.equal({
+      key: { connected: false, lastSeen: gone.lastSeen },
+      wallet: { connected: true, lastSeen: now.wallet.lastSeen },
+    });
+    await waitFor('pod c serves again', async () => (await get(c.url, '/readyz')).status === 200);
+    expect((await presenceOf(c, room)).key).to.deep.equal({ connected: false, lastSeen: gone.lastSeen });
+    expect(await hashOf(redis(), room, 'key')).to.deep.equal({
+      lastSeen: String(Date.parse(gone.lastSeen!)),
+    });
+    expect(events()).to.have.length(2);
+    expect(c.logs.filter((line) => line.level === 'error')).to.deep.equal([]);
+    expect(rejections).to.deep.equal([]);
+  });
+
+  it('counts of a live pod that other pods dropped (its liveness lost) are written again on its next renewal', async () => {
+    const room = PAIR.wkIdentity;
+    const watcher = await joined(a, 'wallet', streamJoin(room));
+    const events = () => dataOf(watcher.socket, 'presence') as SidePresence[];
+    const key = await joined(c, 'key', signed(streamJoin(room), { purpose: 'join', by: 'key' }));
+    expect(key.answer).to.deep.include({ ok: true, recovered: true });
+    await waitFor('the presence event', () => events().length === 1);
+    const pod = await podOf(room, 'key');
+    const counts = { [`j:${pod}`]: '1', [`a:${pod}`]: '1' };
+    expect(await hashOf(redis(), room, 'key')).to.deep.equal(counts);
+
+    // As a failover without replicas can: Redis loses the pod's liveness, and the next read drops its counts.
+    await redis().del(keys.pod(pod));
+    expect((await presenceOf(a, room)).key.connected).to.equal(false);
+    expect(await ackCapable(redis(), keys, room, 'key')).to.equal(false);
+    await waitFor('the presence event', () => events().length === 2);
+    expect(events()[1]).to.deep.include({ side: 'key', connected: false });
+
+    // Pod c's next renewal (a third of PRESENCE_TTL_SECONDS) finds its key gone and writes its counts again.
+    await waitFor('the presence event', () => events().length === 3, 15_000);
+    expect(events()[2]).to.deep.include({ side: 'key', connected: true });
+    const held = await hashOf(redis(), room, 'key');
+    expect(held).to.deep.equal({ ...counts, lastSeen: held.lastSeen });
+    expect(await redis().exists(keys.pod(pod))).to.equal(1);
+    expect((await presenceOf(a, room)).key.connected).to.equal(true);
+    expect(await ackCapable(redis(), keys, room, 'key')).to.equal(true);
+    key.socket.close();
+    await waitFor('the presence event', () => events().length === 4);
+    expect(events()[3]).to.deep.include({ side: 'key', connected: false });
+    expect(rejections).to.deep.equal([]);
+  });
+});
+
+describe('the presence sweep (docs/operations.md#presence-and-pod-liveness)', () => {
+  it('costs one HGETALL per peer and one EXISTS per pod they name; only a peer naming a dead pod is settled', async () => {
+    const rooms = Array.from({ length: 40 }, (_, i) => `pr-sweep-${i}`);
+    for (const [i, room] of rooms.entries()) {
+      await redis().hset(keys.presence(room, 'key'), `j:live-${i % 2}`, 1);
+    }
+    // Room 7's key side also has a socket on a dead pod; room 8's only there.
+    await redis().hset(keys.presence(rooms[7]!, 'key'), 'j:dead', 2, 'a:dead', 1);
+    await redis().del(keys.presence(rooms[8]!, 'key'));
+    await redis().hset(keys.presence(rooms[8]!, 'key'), 'j:dead', 1);
+    await redis().set(keys.pod('live-0'), '1', 'EX', 60);
+    await redis().set(keys.pod('live-1'), '1', 'EX', 60);
+    const changed: unknown[] = [];
+    const presence = new Presence({
+      redis: redis(),
+      keys,
+      pod: 'sweeper',
+      ttlSeconds: 15,
+      lastSeenSeconds: 86_400,
+      log: createLogger('error', {}, () => {}),
+      changed: (room, side, now) => changed.push({ room, side, connected: now.connected }),
+      // Each room's wallet side is this pod's stream socket, twice for one of them.
+      streamRooms: () => [...rooms, rooms[0]!].map((room) => ['wallet', room] as const),
+    });
+
+    const commands = await commandsDuring(() => presence.sweep());
+    const named = (name: string) => commands.filter(([command]) => command!.toLowerCase() === name);
+    expect(
+      named('hgetall')
+        .map(([, key]) => key)
+        .sort(),
+    ).to.deep.equal(rooms.map((room) => keys.presence(room, 'key')).sort());
+    expect(
+      named('exists')
+        .map(([, key]) => key)
+        .sort(),
+    ).to.deep.equal(['dead', 'live-0', 'live-1'].map((pod) => keys.pod(pod)));
+    const reaped = commands.filter(([command]) => /^eval/i.test(command!)).map((args) => args[3]);
+    expect([...new Set(reaped)].sort()).to.deep.equal(
+      [rooms[7], rooms[8]].map((room) => keys.presence(room!, 'key')),
+    );
+    expect(commands).to.have.length(rooms.length + 3 + reaped.length);
+    expect(changed).to.deep.equal([{ room: rooms[8], side: 'key', connected: false }]);
+    expect(await redis().hgetall(keys.presence(rooms[7]!, 'key'))).to.deep.equal({
+      'j:live-1': '1',
+      lastSeen: (await redis().hget(keys.presence(rooms[7]!, 'key'), 'lastSeen'))!,
+    });
+
+    // With every pod alive: the reads only.
+    const again = await commandsDuring(() => presence.sweep());
+    expect(again).to.have.length(rooms.length + 2);
+    expect(changed).to.have.length(1);
   });
 });
