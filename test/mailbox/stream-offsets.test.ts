@@ -28,7 +28,7 @@ async function store(api: TestApi, body: object): Promise<Stored> {
   return res.body.data as Stored;
 }
 
-/** The metadata's `sizes` for these records, oldest first: each record's JSON bytes in ten digits. */
+/** The metadata's `recordbytes` for these records, oldest first: each record's JSON bytes in ten digits. */
 const sizesOf = (records: object[]) =>
   records.map((r) => String(Buffer.byteLength(JSON.stringify(r))).padStart(10, '0')).join('');
 const bytesOf = (records: object[]) =>
@@ -74,7 +74,7 @@ describe("the pair's stream: offsets and epochs (docs/api.md#the-pairs-stream)",
       epoch,
       offset: '1',
       bytes: String(Buffer.byteLength(text)),
-      sizes: sizesOf([res.body.data as object]),
+      recordbytes: sizesOf([res.body.data as object]),
     });
     expect(await redis().ttl(keys.stream('so-same', 'key'))).to.be.within(895, 900);
     expect(await redis().ttl(keys.streamMeta('so-same', 'key'))).to.be.within(86_395, 86_400);
@@ -127,7 +127,7 @@ describe("the pair's stream: offsets and epochs (docs/api.md#the-pairs-stream)",
       epoch: next.epoch,
       offset: '1',
       bytes: bytesOf([next]),
-      sizes: sizesOf([next]),
+      recordbytes: sizesOf([next]),
     });
   });
 
@@ -161,7 +161,7 @@ describe("the pair's stream: retention (STREAM_LENGTH, STREAM_MAX_BYTES, ACTION_
         epoch: stored[0]!.epoch,
         offset: '5',
         bytes: bytesOf(stored.slice(2)),
-        sizes: sizesOf(stored.slice(2)),
+        recordbytes: sizesOf(stored.slice(2)),
       });
       // Each append renews both lifetimes.
       expect(await redis().ttl(keys.stream('so-len', 'key'))).to.be.within(895, 900);
@@ -206,7 +206,7 @@ describe("the pair's stream: retention (STREAM_LENGTH, STREAM_MAX_BYTES, ACTION_
         epoch: r1.epoch,
         offset: '4',
         bytes: bytesOf([r3, r4]),
-        sizes: sizesOf([r3, r4]),
+        recordbytes: sizesOf([r3, r4]),
       });
     } finally {
       await api.stop();
@@ -225,9 +225,32 @@ describe("the pair's stream: retention (STREAM_LENGTH, STREAM_MAX_BYTES, ACTION_
     try {
       stored.push(await store(api, request('so-shorter')));
       expect((await streamOf('so-shorter', 'key')).map((e) => e.record)).to.deep.equal(stored.slice(4));
-      expect(await redis().hmget(keys.streamMeta('so-shorter', 'key'), 'offset', 'bytes', 'sizes')).to.deep.equal(
+      expect(await redis().hmget(keys.streamMeta('so-shorter', 'key'), 'offset', 'bytes', 'recordbytes')).to.deep.equal(
         ['6', bytesOf(stored.slice(4)), sizesOf(stored.slice(4))],
       );
+    } finally {
+      await api.stop();
+    }
+  });
+
+  it("an earlier build's metadata (sizes as a list): the position holds, the stream keeps the new record only", async () => {
+    const api = await startTestApi();
+    try {
+      const r1 = await store(api, request('so-earlier'));
+      const meta = keys.streamMeta('so-earlier', 'key');
+      const size = String(Buffer.byteLength(JSON.stringify(r1)));
+      await redis().hdel(meta, 'recordbytes');
+      await redis().hset(meta, 'sizes', size);
+      const r2 = await store(api, request('so-earlier'));
+      expect(r2).to.include({ epoch: r1.epoch, offset: 2 });
+      expect((await streamOf('so-earlier', 'key')).map((e) => e.record)).to.deep.equal([r2]);
+      expect(await redis().hgetall(meta)).to.deep.equal({
+        epoch: r1.epoch,
+        offset: '2',
+        bytes: bytesOf([r2]),
+        sizes: size,
+        recordbytes: sizesOf([r2]),
+      });
     } finally {
       await api.stop();
     }
@@ -247,7 +270,7 @@ describe("the pair's stream: retention (STREAM_LENGTH, STREAM_MAX_BYTES, ACTION_
       expect(next).to.include({ epoch: first.epoch, offset: 2 });
       expect((await streamOf('so-ttl', 'key')).map((e) => e.record)).to.deep.equal([next]);
       // The expired record's size left the retained bytes.
-      expect(await redis().hmget(keys.streamMeta('so-ttl', 'key'), 'bytes', 'sizes')).to.deep.equal([
+      expect(await redis().hmget(keys.streamMeta('so-ttl', 'key'), 'bytes', 'recordbytes')).to.deep.equal([
         bytesOf([next]),
         sizesOf([next]),
       ]);

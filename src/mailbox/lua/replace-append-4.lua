@@ -8,7 +8,7 @@
     KEYS[1] the mailbox
     KEYS[2] its verified mark (same slot)
     KEYS[3] the direction's stream (same slot)
-    KEYS[4] the direction's metadata: epoch, offset, bytes, sizes (same slot)
+    KEYS[4] the direction's metadata: epoch, offset, bytes, recordbytes (same slot)
     ARGV[1] the record's JSON; for a record with a direction, without its closing brace
     ARGV[2] its TTL in seconds
     ARGV[3] 'verified-request' (a signed write of a key-bound type: marks it), 'unguarded' (an unsigned write no
@@ -26,16 +26,17 @@ end
 local record = ARGV[1]
 local position = 1
 if ARGV[4] ~= '' then
-  -- `sizes`: the byte size of each record the stream holds, oldest first, SIZE_WIDTH digits each.
+  -- `recordbytes`: the byte size of each record the stream holds, oldest first, SIZE_WIDTH digits each.
   local SIZE_WIDTH = 10
-  local meta = redis.call('HMGET', KEYS[4], 'epoch', 'offset', 'bytes', 'sizes')
+  local meta = redis.call('HMGET', KEYS[4], 'epoch', 'offset', 'bytes', 'recordbytes')
   local epoch, offset, bytes, sizes = meta[1], 1, 0, ''
-  -- The stream expires whole: EXPIRE renews it and answers whether it still holds the records `sizes` counts.
+  -- The stream expires whole: EXPIRE renews it and answers whether it still holds the records `recordbytes` counts.
   local held = 0
   if epoch then
     offset = tonumber(meta[2]) + 1
     held = redis.call('EXPIRE', KEYS[3], ARGV[2])
-    if held == 1 then bytes, sizes = tonumber(meta[3]), meta[4] end
+    -- Metadata without `recordbytes` (an earlier build's) counts no record: the append keeps the new one only.
+    if held == 1 and meta[4] then bytes, sizes = tonumber(meta[3]), meta[4] end
   else
     -- The position was lost: records still held belong to no epoch a client can name.
     epoch = ARGV[4]
@@ -52,7 +53,7 @@ if ARGV[4] ~= '' then
   if dropped > 0 then sizes = string.sub(sizes, dropped * SIZE_WIDTH + 1) end
   redis.call('XADD', KEYS[3], 'MAXLEN', count - dropped, '*', 'offset', offset, 'record', record)
   if held == 0 then redis.call('EXPIRE', KEYS[3], ARGV[2]) end
-  redis.call('HSET', KEYS[4], 'epoch', epoch, 'offset', offset, 'bytes', bytes, 'sizes', sizes)
+  redis.call('HSET', KEYS[4], 'epoch', epoch, 'offset', offset, 'bytes', bytes, 'recordbytes', sizes)
   redis.call('EXPIRE', KEYS[4], ARGV[7])
   position = {epoch, offset}
 end
