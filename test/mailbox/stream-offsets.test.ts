@@ -225,9 +225,9 @@ describe("the pair's stream: retention (STREAM_LENGTH, STREAM_MAX_BYTES, ACTION_
     try {
       stored.push(await store(api, request('so-shorter')));
       expect((await streamOf('so-shorter', 'key')).map((e) => e.record)).to.deep.equal(stored.slice(4));
-      expect(await redis().hmget(keys.streamMeta('so-shorter', 'key'), 'offset', 'bytes', 'recordbytes')).to.deep.equal(
-        ['6', bytesOf(stored.slice(4)), sizesOf(stored.slice(4))],
-      );
+      expect(
+        await redis().hmget(keys.streamMeta('so-shorter', 'key'), 'offset', 'bytes', 'recordbytes'),
+      ).to.deep.equal(['6', bytesOf(stored.slice(4)), sizesOf(stored.slice(4))]);
     } finally {
       await api.stop();
     }
