@@ -267,10 +267,12 @@ export class ActionStore {
     }
     const { length, maxBytes, metaTtlSeconds } = this.stream;
     const sideKeys = side ?? 'key';
+    // A record with a direction goes without its closing brace: the script appends its epoch and offset.
+    const open = side === undefined ? json : json.slice(0, -1);
     const result = await this.replaceAppend(
       [key, mark, this.keys.stream(wkIdentity, sideKeys), this.keys.streamMeta(wkIdentity, sideKeys)],
       [
-        side === undefined ? json : json.slice(0, -1),
+        open,
         this.ttlSeconds,
         origin,
         side === undefined ? '' : newRecordId(),
@@ -285,7 +287,7 @@ export class ActionStore {
     streamMetrics.appended(side!);
     // The same bytes the script stored: epochs need no escaping.
     return {
-      json: `${json.slice(0, -1)},"epoch":"${epoch}","offset":${offset}}`,
+      json: `${open},"epoch":"${epoch}","offset":${offset}}`,
       record: { ...record, epoch, offset },
     };
   }

@@ -28,6 +28,12 @@ async function store(api: TestApi, body: object): Promise<Stored> {
   return res.body.data as Stored;
 }
 
+/** The metadata's `recordbytes` for these records, oldest first: each record's JSON bytes in ten digits. */
+const sizesOf = (records: object[]) =>
+  records.map((r) => String(Buffer.byteLength(JSON.stringify(r))).padStart(10, '0')).join('');
+const bytesOf = (records: object[]) =>
+  String(records.reduce((sum, r) => sum + Buffer.byteLength(JSON.stringify(r)), 0));
+
 /** The stream's entries as Redis holds them: offset and record JSON. */
 async function streamOf(wkIdentity: string, side: 'key' | 'wallet') {
   const entries = await redis().xrange(keys.stream(wkIdentity, side), '-', '+');
@@ -68,7 +74,7 @@ describe("the pair's stream: offsets and epochs (docs/api.md#the-pairs-stream)",
       epoch,
       offset: '1',
       bytes: String(Buffer.byteLength(text)),
-      sizes: String(Buffer.byteLength(text)),
+      recordbytes: sizesOf([res.body.data as object]),
     });
     expect(await redis().ttl(keys.stream('so-same', 'key'))).to.be.within(895, 900);
     expect(await redis().ttl(keys.streamMeta('so-same', 'key'))).to.be.within(86_395, 86_400);
@@ -117,6 +123,12 @@ describe("the pair's stream: offsets and epochs (docs/api.md#the-pairs-stream)",
     expect(next.offset).to.equal(1);
     expect(next.epoch).to.match(EPOCH).and.not.equal(first.epoch);
     expect((await streamOf('so-lost', 'key')).map((e) => e.record)).to.deep.equal([next]);
+    expect(await redis().hgetall(keys.streamMeta('so-lost', 'key'))).to.deep.equal({
+      epoch: next.epoch,
+      offset: '1',
+      bytes: bytesOf([next]),
+      recordbytes: sizesOf([next]),
+    });
   });
 
   it('one script per POST of a routed type: the mailbox write and the append (no extra round trip)', async () => {
@@ -145,14 +157,15 @@ describe("the pair's stream: retention (STREAM_LENGTH, STREAM_MAX_BYTES, ACTION_
       const stored = [];
       for (let i = 0; i < 5; i++) stored.push(await store(api, request('so-len')));
       expect((await streamOf('so-len', 'key')).map((e) => e.record)).to.deep.equal(stored.slice(2));
-      const meta = await redis().hgetall(keys.streamMeta('so-len', 'key'));
-      const sizes = stored.slice(2).map((r) => Buffer.byteLength(JSON.stringify(r)));
-      expect(meta).to.deep.equal({
+      expect(await redis().hgetall(keys.streamMeta('so-len', 'key'))).to.deep.equal({
         epoch: stored[0]!.epoch,
         offset: '5',
-        bytes: String(sizes.reduce((x, y) => x + y)),
-        sizes: sizes.join(','),
+        bytes: bytesOf(stored.slice(2)),
+        recordbytes: sizesOf(stored.slice(2)),
       });
+      // Each append renews both lifetimes.
+      expect(await redis().ttl(keys.stream('so-len', 'key'))).to.be.within(895, 900);
+      expect(await redis().ttl(keys.streamMeta('so-len', 'key'))).to.be.within(86_395, 86_400);
     } finally {
       await api.stop();
     }
@@ -179,6 +192,70 @@ describe("the pair's stream: retention (STREAM_LENGTH, STREAM_MAX_BYTES, ACTION_
     }
   });
 
+  it('trims by bytes after the count trim when the records left are still over STREAM_MAX_BYTES', async () => {
+    const api = await startTestApi({ STREAM_LENGTH: '3', STREAM_MAX_BYTES: '65536' });
+    try {
+      const r1 = await store(api, request('so-both'));
+      const r2 = await store(api, request('so-both', 'ab'.repeat(15_000))); // ~30 KB
+      const r3 = await store(api, request('so-both', 'ab'.repeat(15_000)));
+      expect((await streamOf('so-both', 'key')).map((e) => e.record)).to.deep.equal([r1, r2, r3]);
+      // The count drops r1; r2, r3 and r4 are still over 64 KiB: r2 goes too.
+      const r4 = await store(api, request('so-both', 'ab'.repeat(5_000)));
+      expect((await streamOf('so-both', 'key')).map((e) => e.record)).to.deep.equal([r3, r4]);
+      expect(await redis().hgetall(keys.streamMeta('so-both', 'key'))).to.deep.equal({
+        epoch: r1.epoch,
+        offset: '4',
+        bytes: bytesOf([r3, r4]),
+        recordbytes: sizesOf([r3, r4]),
+      });
+    } finally {
+      await api.stop();
+    }
+  });
+
+  it('a lower STREAM_LENGTH after a restart trims the records over it on the next append', async () => {
+    const before = await startTestApi();
+    const stored = [];
+    try {
+      for (let i = 0; i < 5; i++) stored.push(await store(before, request('so-shorter')));
+    } finally {
+      await before.stop();
+    }
+    const api = await startTestApi({ STREAM_LENGTH: '2' });
+    try {
+      stored.push(await store(api, request('so-shorter')));
+      expect((await streamOf('so-shorter', 'key')).map((e) => e.record)).to.deep.equal(stored.slice(4));
+      expect(
+        await redis().hmget(keys.streamMeta('so-shorter', 'key'), 'offset', 'bytes', 'recordbytes'),
+      ).to.deep.equal(['6', bytesOf(stored.slice(4)), sizesOf(stored.slice(4))]);
+    } finally {
+      await api.stop();
+    }
+  });
+
+  it("an earlier build's metadata (sizes as a list): the position holds, the stream keeps the new record only", async () => {
+    const api = await startTestApi();
+    try {
+      const r1 = await store(api, request('so-earlier'));
+      const meta = keys.streamMeta('so-earlier', 'key');
+      const size = String(Buffer.byteLength(JSON.stringify(r1)));
+      await redis().hdel(meta, 'recordbytes');
+      await redis().hset(meta, 'sizes', size);
+      const r2 = await store(api, request('so-earlier'));
+      expect(r2).to.include({ epoch: r1.epoch, offset: 2 });
+      expect((await streamOf('so-earlier', 'key')).map((e) => e.record)).to.deep.equal([r2]);
+      expect(await redis().hgetall(meta)).to.deep.equal({
+        epoch: r1.epoch,
+        offset: '2',
+        bytes: bytesOf([r2]),
+        sizes: size,
+        recordbytes: sizesOf([r2]),
+      });
+    } finally {
+      await api.stop();
+    }
+  });
+
   it('a record leaves the stream when it expires; the position outlives it (same epoch, next offset)', async () => {
     const api = await startTestApi({ ACTION_TTL_SECONDS: '1' });
     try {
@@ -193,9 +270,10 @@ describe("the pair's stream: retention (STREAM_LENGTH, STREAM_MAX_BYTES, ACTION_
       expect(next).to.include({ epoch: first.epoch, offset: 2 });
       expect((await streamOf('so-ttl', 'key')).map((e) => e.record)).to.deep.equal([next]);
       // The expired record's size left the retained bytes.
-      expect(await redis().hget(keys.streamMeta('so-ttl', 'key'), 'sizes')).to.equal(
-        String(Buffer.byteLength(JSON.stringify(next))),
-      );
+      expect(await redis().hmget(keys.streamMeta('so-ttl', 'key'), 'bytes', 'recordbytes')).to.deep.equal([
+        bytesOf([next]),
+        sizesOf([next]),
+      ]);
     } finally {
       await api.stop();
     }

@@ -435,14 +435,16 @@ describe('deployment manifests', () => {
       expect(portNumber(deployment('api'), port.targetPort)).to.equal(podConfig(deployment('api')).port);
     });
 
-    it('compose Redis runs Redis 7 with noeviction and AOF', () => {
+    it('compose Redis runs Redis 7 with noeviction, AOF and 1 KB stream nodes', () => {
       const redis = compose.services.redis;
       expect(redis.image).to.match(/^redis:7/);
       const args = redis.command.join(' ');
       expect(args).to.include('--maxmemory-policy noeviction');
       expect(args).to.include('--appendonly yes');
-      const dev = ofKind(docs, 'StatefulSet')[0]!;
-      expect(container(dev).args.join(' ')).to.include('--maxmemory-policy noeviction');
+      expect(args).to.include('--stream-node-max-bytes 1024');
+      const dev = container(ofKind(docs, 'StatefulSet')[0]!).args.join(' ');
+      expect(dev).to.include('--maxmemory-policy noeviction');
+      expect(dev).to.include('--stream-node-max-bytes 1024');
     });
   });
 

@@ -131,7 +131,10 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
         'no',
         '--dir',
         dir,
-        ...(options.sentinelConfig === undefined ? ['--maxmemory-policy', 'noeviction'] : []),
+        // The stream node size an operator is told to set (docs/operations.md#redis-sizing).
+        ...(options.sentinelConfig === undefined
+          ? ['--maxmemory-policy', 'noeviction', '--stream-node-max-bytes', '1024']
+          : []),
         ...(options.args ?? []),
       ],
       { stdio: 'ignore', detached: true },
