@@ -74,7 +74,8 @@ const actionRecordProperties = {
   delivered: {
     ...receipt,
     description:
-      'in GET and stream reads, once acknowledged (never in events or the POST answer): ' + receipt.description,
+      'in GET and stream reads, once acknowledged (never in events or the POST answer): ' +
+      receipt.description,
   },
 } as const;
 

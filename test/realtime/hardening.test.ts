@@ -193,14 +193,21 @@ describe('the events of the stream count against the same backlog bound as recor
   /** What a record's event takes in a write buffer: its packet, as socket.io encodes it. */
   const packetBytes = (record: object & { action: string }) =>
     Buffer.byteLength(`42${JSON.stringify([record.action, record])}`);
-  const reply = (room: string, payload: string) => ({ chain: 'btc', wkIdentity: room, action: 'txid', payload });
+  const reply = (room: string, payload: string) => ({
+    chain: 'btc',
+    wkIdentity: room,
+    action: 'txid',
+    payload,
+  });
 
   for (const [event, trigger] of [
     [
       'delivered',
       async (room: string) => {
         const request = await post(api.url, '/v1/action', tx(room));
-        expect((await post(api.url, `/v1/action/${room}/${request.body.data.id}/ack`, {})).status).to.equal(200);
+        expect((await post(api.url, `/v1/action/${room}/${request.body.data.id}/ack`, {})).status).to.equal(
+          200,
+        );
       },
     ],
     ['presence', async (room: string) => void client(api.url, 'key', { wkIdentity: room })],
@@ -236,7 +243,9 @@ describe('the events of the stream count against the same backlog bound as recor
       await trigger(room);
       await waitFor('the socket dropped', async () => (await slowReaders()) === dropped + 1);
       expect((await fetch(`${engine}&sid=${sid}`)).status).to.equal(400);
-      expect(valueOf(parsePrometheus(await registry.metrics()), 'relay_receipts_emitted_total')).to.equal(emitted);
+      expect(valueOf(parsePrometheus(await registry.metrics()), 'relay_receipts_emitted_total')).to.equal(
+        emitted,
+      );
     });
   }
 });

@@ -56,7 +56,10 @@ describe('the join acknowledgement', () => {
 
   it('a plain join of a direction with a position: { ok, epoch, offset, peer }, no recovered, no replayed', async () => {
     const request = { chain: 'btc', wkIdentity: PAIR.wkIdentity, action: 'tx', payload: 'aa', path: '0-0' };
-    const stored = (await post(api.url, '/v1/action', request)).body.data as { epoch: string; offset: number };
+    const stored = (await post(api.url, '/v1/action', request)).body.data as {
+      epoch: string;
+      offset: number;
+    };
     expect(stored.offset).to.equal(1);
     const { answers } = await joins(api.url, [signedJoin()]);
     expect(answers).to.deep.equal([{ ok: true, epoch: stored.epoch, offset: 1, peer: PLAIN.peer }]);
