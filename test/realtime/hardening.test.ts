@@ -130,6 +130,24 @@ describe('SOCKET_BACKLOG_BYTES and SOCKET_BACKLOG_POD_BYTES', () => {
   });
 });
 
+/**
+ * A socket.io session over HTTP long-polling made by hand, joined with `join` on `side`'s path and then never
+ * polled: everything sent to it stays in the pod's write buffer. Answers the session's polling URL.
+ */
+async function pollingJoin(api: TestApi, side: 'key' | 'wallet', join: object): Promise<string> {
+  const engine = `${api.url}/v1/socket/${side}/?EIO=4&transport=polling`;
+  const session = `${engine}&sid=${JSON.parse((await (await fetch(engine)).text()).slice(1)).sid as string}`;
+  const send = async (body: string) => {
+    const res = await fetch(session, { method: 'POST', body });
+    expect(await res.text()).to.equal('ok');
+  };
+  const joins = await joinsHandled();
+  await send('40');
+  await send(`42${JSON.stringify(['join', join])}`);
+  await joinsSettled(joins, 1);
+  return session;
+}
+
 describe('backlog bounds count bytes as sent', () => {
   it('a polling socket that never polls, sent records of `€` (3 bytes each): disconnected once it holds 3 MiB of bytes', async function () {
     this.timeout(30_000);
@@ -139,16 +157,7 @@ describe('backlog bounds count bytes as sent', () => {
     });
     try {
       const room = 'euro-backlog';
-      const engine = `${api.url}/v1/socket/key/?EIO=4&transport=polling`;
-      const sid = JSON.parse((await (await fetch(engine)).text()).slice(1)).sid as string;
-      const send = async (body: string) => {
-        const res = await fetch(`${engine}&sid=${sid}`, { method: 'POST', body });
-        expect(await res.text()).to.equal('ok');
-      };
-      const joins = await joinsHandled();
-      await send('40');
-      await send(`42${JSON.stringify(['join', { wkIdentity: room }])}`);
-      await joinsSettled(joins, 1);
+      const session = await pollingJoin(api, 'key', { wkIdentity: room });
       const metric = async (name: string) => {
         const text = await registry.metrics();
         return valueOf(parsePrometheus(text), name, { path: 'key' });
@@ -169,7 +178,7 @@ describe('backlog bounds count bytes as sent', () => {
         'the socket dropped',
         async () => (await metric('relay_socket_slow_readers_total')) === dropped + 1,
       );
-      expect((await fetch(`${engine}&sid=${sid}`)).status).to.equal(400);
+      expect((await fetch(session)).status).to.equal(400);
     } finally {
       await api.stop();
     }
@@ -215,18 +224,9 @@ describe('the events of the stream count against the same backlog bound as recor
     it(`a wallet stream socket that never polls, held records to just under its bound: the ${event} event drops it`, async function () {
       this.timeout(30_000);
       const room = `${event}-backlog`;
-      const engine = `${api.url}/v1/socket/wallet/?EIO=4&transport=polling`;
-      const sid = JSON.parse((await (await fetch(engine)).text()).slice(1)).sid as string;
-      const send = async (body: string) => {
-        const res = await fetch(`${engine}&sid=${sid}`, { method: 'POST', body });
-        expect(await res.text()).to.equal('ok');
-      };
-      const joins = await joinsHandled();
-      await send('40');
-      await send(`42${JSON.stringify(['join', { wkIdentity: room, since: { offset: 0 } }])}`);
-      await joinsSettled(joins, 1);
+      const session = await pollingJoin(api, 'wallet', { wkIdentity: room, since: { offset: 0 } });
       // Takes the connect packet: the socket holds nothing from now on, and never polls again.
-      expect((await fetch(`${engine}&sid=${sid}`)).status).to.equal(200);
+      expect((await fetch(session)).status).to.equal(200);
       const dropped = await slowReaders();
       // Two replies held, 64 bytes short of the bound: less than any event of the stream takes.
       const first = await post(api.url, '/v1/action', reply(room, '€'.repeat(500_000)));
@@ -242,7 +242,7 @@ describe('the events of the stream count against the same backlog bound as recor
       const emitted = valueOf(parsePrometheus(await registry.metrics()), 'relay_receipts_emitted_total');
       await trigger(room);
       await waitFor('the socket dropped', async () => (await slowReaders()) === dropped + 1);
-      expect((await fetch(`${engine}&sid=${sid}`)).status).to.equal(400);
+      expect((await fetch(session)).status).to.equal(400);
       expect(valueOf(parsePrometheus(await registry.metrics()), 'relay_receipts_emitted_total')).to.equal(
         emitted,
       );
