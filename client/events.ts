@@ -31,7 +31,8 @@ export interface EventOptions {
   onPosition?: (position: StreamPosition) => void;
   /**
    * Called each time the relay acknowledges a join: once per connection (a reconnect is a new connection), with
-   * the answer: the direction's position and the other side's presence (`peer`).
+   * the answer: the direction's position and the other side's presence (`peer`); with `since` also `recovered` and
+   * `replayed`.
    */
   onJoined?: (answer: JoinedAnswer) => void;
   /** The relay refused the join for good (`AUTH_*`, `INVALID_PARAMETER`): the socket is closed, not reconnected. */
