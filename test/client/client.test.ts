@@ -364,6 +364,7 @@ for (const profile of API_PROFILES) {
         })
         .on('txid', (record) => handled.push(record));
       try {
+        await events.joined;
         await waitFor('the replay', () => positions.at(-1)?.[0].offset === 2);
         expect(handled).to.deep.equal(stored);
         expect(answers).to.deep.equal([
