@@ -1,7 +1,14 @@
 import { io, type Socket } from 'socket.io-client';
 import { CLOSED_BEFORE_JOIN, JoinError, SessionEnded } from './errors.js';
 import { signBody, type PairKeys } from './signing.js';
-import type { ActionRecord, Delivered, JoinedAnswer, PresenceChange, Receipt } from './types.js';
+import type {
+  ActionRecord,
+  Delivered,
+  JoinedAnswer,
+  PresenceChange,
+  Receipt,
+  StreamPosition,
+} from './types.js';
 
 /** The key app listens on `/v1/socket/key` for requests, the wallet on `/v1/socket/wallet` for replies. */
 export type Side = 'key' | 'wallet';
@@ -13,12 +20,19 @@ export interface EventOptions {
   sign?: PairKeys;
   /**
    * Joins as a stream socket from this position (docs/api.md#resuming-the-stream): only a stream socket gets
-   * `delivered` and `presence` events. `{ offset: 0 }` for none.
+   * `delivered` and `presence` events. `{ offset: 0 }` for none. A reconnect joins from the last position reached.
    */
   since?: { epoch?: string; offset: number };
   /**
+   * With `since`: called with the direction's position each time it advances, for the app to persist it and pass
+   * it as `since` next time: after each record's handlers ran, on a join's answer (the position it replayed up
+   * to), and when the direction started a new epoch.
+   */
+  onPosition?: (position: StreamPosition) => void;
+  /**
    * Called each time the relay acknowledges a join: once per connection (a reconnect is a new connection), with
-   * the answer: the direction's position and the other side's presence (`peer`).
+   * the answer: the direction's position and the other side's presence (`peer`); with `since` also `recovered` and
+   * `replayed`.
    */
   onJoined?: (answer: JoinedAnswer) => void;
   /** The relay refused the join for good (`AUTH_*`, `INVALID_PARAMETER`): the socket is closed, not reconnected. */
@@ -61,6 +75,8 @@ export class RelayEvents {
    */
   readonly joined: Promise<void>;
   private settleJoined!: { resolve: () => void; reject: (err: JoinError) => void };
+  /** With `since`: the last position reached, which each join sends. */
+  private position: { epoch?: string; offset: number } | undefined;
   private inRoom = true;
   private closed = false;
   private rejoin: ReturnType<typeof setTimeout> | undefined;
@@ -77,7 +93,14 @@ export class RelayEvents {
     });
     // Handled here too, so that a caller who never awaits it does not get an unhandled rejection.
     this.joined.catch(() => undefined);
+    this.position = options.since;
     this.socket = io(baseUrl, { path: `/v1/socket/${side}`, reconnectionAttempts: 100, timeout: 10000 });
+    // The stream's own events carry another direction's position (`delivered`) or none (`presence`).
+    if (this.position) {
+      this.socket.onAny((event: string, record: Partial<ActionRecord> | undefined) => {
+        if (event !== 'delivered' && event !== 'presence') this.advanceLater(record?.epoch, record?.offset);
+      });
+    }
     this.socket.on('connect', () => {
       if (this.inRoom) this.join();
     });
@@ -148,8 +171,23 @@ export class RelayEvents {
     this.socket.disconnect();
   }
 
+  /**
+   * Reports the position when it moved on (a higher offset, or a new epoch), once the handlers of what came
+   * before it ran: listeners of any event run before the event's own, and a join's answer follows its replay.
+   */
+  private advanceLater(epoch: unknown, offset: unknown): void {
+    queueMicrotask(() => this.advance(epoch, offset));
+  }
+
+  private advance(epoch: unknown, offset: unknown): void {
+    if (typeof epoch !== 'string' || typeof offset !== 'number' || !this.position) return;
+    if (epoch === this.position.epoch && offset <= this.position.offset) return;
+    this.position = { epoch, offset };
+    this.options.onPosition?.({ epoch, offset });
+  }
+
   private join(): void {
-    const { since } = this.options;
+    const since = this.position;
     const data = { wkIdentity: this.options.wkIdentity, ...(since ? { since } : {}) };
     if (!this.session) {
       this.emitJoin(this.options.sign ? { ...data, ...signBody(data, 'join', this.options.sign) } : data);
@@ -171,7 +209,16 @@ export class RelayEvents {
       if (answer?.ok === true) {
         this.settleJoined.resolve();
         const { epoch = null, offset = 0, peer = { connected: false, lastSeen: null } } = answer;
-        this.options.onJoined?.({ epoch, offset, peer });
+        const { recovered, replayed } = answer;
+        // Sent after the replay: the position the socket has reached.
+        this.advanceLater(epoch, offset);
+        this.options.onJoined?.({
+          epoch,
+          offset,
+          peer,
+          ...(typeof recovered === 'boolean' ? { recovered } : {}),
+          ...(typeof replayed === 'number' ? { replayed } : {}),
+        });
       } else if (answer?.code === 'AUTH_EXPIRED' && this.session) {
         // An ended session refuses for good; a token that ran out is renewed, and the reconnect joins with it.
         this.session.confirm().catch(() => this.refuse('AUTH_EXPIRED'));

@@ -195,6 +195,16 @@ export interface JoinedAnswer {
   epoch: string | null;
   offset: number;
   peer: SidePresence;
+  /** A join with `since` only: whether every record after that position was still there and was sent. */
+  recovered?: boolean;
+  /** A join with `since` only: how many records this join sent. */
+  replayed?: number;
+}
+
+/** Where a client is in the stream of one direction: the epoch and offset of the last record it has. */
+export interface StreamPosition {
+  epoch: string;
+  offset: number;
 }
 
 /** The `presence` event: a side of the pair went connected or not connected. */

@@ -23,7 +23,7 @@ const PATHS: Record<Side, { channel: string; app: string; description: string }>
     channel: 'keyApp',
     app: 'the key app',
     description:
-      "Requests to the key app. Replay: when a socket joins while the pair's mailbox holds a request to the key " +
+      "Requests to the key app. Replay of a join without since: when a socket joins while the pair's mailbox holds a request to the key " +
       'that has not expired, that socket alone gets it at once, so a key app coming back to the foreground sees ' +
       'the request it missed. One connection never gets the same record twice (a second join, or a live event ' +
       "and then a join); a new connection (after a reconnect) gets it again. If a pod's Redis subscription was " +
@@ -33,7 +33,8 @@ const PATHS: Record<Side, { channel: string; app: string; description: string }>
     channel: 'walletApp',
     app: 'the wallet app',
     description:
-      'Replies to the wallet app. No replay: after a reconnect the wallet reads GET /v1/action/{wkIdentity}.',
+      'Replies to the wallet app. A join without since has no replay: after a reconnect such a wallet reads ' +
+      'GET /v1/action/{wkIdentity}. A join with since replays on this path too.',
   },
 };
 
@@ -42,7 +43,8 @@ const DELIVERY =
   'it was acknowledged, on every pod, once per connection, even when a later POST has already replaced it in the ' +
   'mailbox (two requests a millisecond apart are two events, in order). The data is the stored record, exactly ' +
   'the data the POST answered, without the envelope; under API_PROFILE=ssp-apps the record also carries expireAt, ' +
-  'the same value as expiresAt. Action types the relay does not know are stored and ' +
+  'the same value as expiresAt. A socket that joined with since gets the records of its direction in offset ' +
+  'order, each once; a replay sends them as stored, without delivered. Action types the relay does not know are stored and ' +
   "readable through GET, never emitted. The two paths never see each other's events.";
 
 /** An example record per event, as the app on the other side would receive it. */

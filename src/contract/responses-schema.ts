@@ -73,7 +73,9 @@ const actionRecordProperties = {
   },
   delivered: {
     ...receipt,
-    description: 'GET only, once acknowledged: ' + receipt.description,
+    description:
+      'in GET and stream reads, once acknowledged (never in events or the POST answer): ' +
+      receipt.description,
   },
 } as const;
 

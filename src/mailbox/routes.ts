@@ -63,9 +63,9 @@ function parseQuery(query: Record<string, unknown>): StreamQuery | undefined {
   return parsed;
 }
 
-/** A stream read's answer as JSON text: the records spliced in as stored. */
+/** A stream read's answer as JSON text: the records spliced in as stored, each with `delivered` once acknowledged. */
 function streamJson({ epoch, offset, recovered, records }: StreamRead): string {
-  const list = records.map((record) => record.json).join(',');
+  const list = records.map(withReceipt).join(',');
   return `{"epoch":${JSON.stringify(epoch)},"offset":${offset},"recovered":${recovered},"records":[${list}]}`;
 }
 

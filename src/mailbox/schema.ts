@@ -84,7 +84,8 @@ export const streamPosition = {
     offset: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
   },
   required: ['offset'],
-  additionalProperties: false,
+  // Refuses other members rather than removing them, as `false` does (docs/api.md#resuming-the-stream).
+  additionalProperties: { not: {} },
   if: { properties: { offset: { type: 'integer', exclusiveMinimum: 0 } } },
   then: { required: ['epoch'] },
 } as const;

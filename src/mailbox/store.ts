@@ -15,7 +15,7 @@ const LIMITED_READ = readScript(new URL('lua/read-limited-3.lua', import.meta.ur
 const READ_RECORD = readScript(new URL('lua/read-record-2.lua', import.meta.url));
 const ACK = readScript(new URL('lua/ack-3.lua', import.meta.url));
 const REPLACE_APPEND = readScript(new URL('lua/replace-append-4.lua', import.meta.url));
-const READ_STREAM = readScript(new URL('lua/read-stream-2.lua', import.meta.url));
+const READ_STREAM = readScript(new URL('lua/read-stream-3.lua', import.meta.url));
 
 interface Utxo {
   txid: string;
@@ -70,8 +70,11 @@ export interface StreamRead {
   offset: number;
   /** Whether every record after the client's position is among `records`. */
   recovered: boolean;
-  /** In increasing offset order: the records after the position in its epoch, else every retained one. */
-  records: { offset: number; json: string }[];
+  /**
+   * In increasing offset order: the records after the position in its epoch, else every retained one, each with
+   * its receipt once acknowledged.
+   */
+  records: ({ offset: number } & MailboxRead)[];
 }
 
 /**
@@ -370,14 +373,22 @@ export class ActionStore {
    * of at most STREAM_LENGTH entries, together with the position, so both describe the same moment.
    */
   async readStream(wkIdentity: string, side: Side, since: StreamPosition): Promise<StreamRead> {
-    const reply = await this.readStreamScript(
-      [this.keys.stream(wkIdentity, side), this.keys.streamMeta(wkIdentity, side)],
-      [since.epoch ?? '', since.offset, this.ttlSeconds * 1000, this.stream.length],
-    );
+    const keys = [
+      this.keys.stream(wkIdentity, side),
+      this.keys.streamMeta(wkIdentity, side),
+      this.keys.receipts(wkIdentity),
+    ];
+    const reply = await this.readStreamScript(keys, [
+      since.epoch ?? '',
+      since.offset,
+      this.ttlSeconds * 1000,
+      this.stream.length,
+    ]);
     const [epoch, last, oldest] = reply as [string | null, number, number];
     const records: StreamRead['records'] = [];
-    for (let i = 3; i + 1 < reply.length; i += 2) {
-      records.push({ offset: Number(reply[i]), json: String(reply[i + 1]) });
+    for (let i = 3; i + 2 < reply.length; i += 3) {
+      const read = mailboxRead([String(reply[i + 1]), reply[i + 2] as string | null])!;
+      records.push({ offset: Number(reply[i]), ...read });
     }
     return { epoch, offset: last, recovered: recovered(since, epoch, last, oldest), records };
   }

@@ -26,21 +26,33 @@ export function sendOnce(
   delivery: Delivery,
 ): number {
   const { id } = record;
-  const admitted = sockets.filter(
-    (socket) => !(socket.data.delivered?.has(id) ?? false) && socket.data.backlogs.admit(socket, bytes),
+  const to = emitWithin(
+    sockets.filter((socket) => !(socket.data.delivered?.has(id) ?? false)),
+    bytes,
+    record.action,
+    record,
   );
-  // Making room in the pod's bound may have disconnected sockets admitted before.
-  const to = admitted.filter((socket) => socket.connected);
-  if (to.length === 0) return 0;
-  to[0]!.nsp.local.to(to.map((socket) => socket.id)).emit(record.action, record);
   for (const socket of to) {
     const sent = (socket.data.delivered ??= new Set<string>());
     sent.add(id);
     if (sent.size > REMEMBERED) sent.delete(sent.values().next().value!);
-    socket.data.backlogs.sent(socket);
     socketMetrics.emitted(record.action, delivery);
   }
   return to.length;
+}
+
+/**
+ * Emits `event` (`bytes` of JSON) once for those of `sockets` (of one path) its backlog admits (backlog.ts): one
+ * string and one WebSocket frame in memory however many sockets it goes to. Returns the sockets it went to.
+ */
+function emitWithin(sockets: RelaySocket[], bytes: number, event: string, data: object): RelaySocket[] {
+  const admitted = sockets.filter((socket) => socket.data.backlogs.admit(socket, bytes));
+  // Making room in the pod's bound may have disconnected sockets admitted before.
+  const to = admitted.filter((socket) => socket.connected);
+  if (to.length === 0) return to;
+  to[0]!.nsp.local.to(to.map((socket) => socket.id)).emit(event, data);
+  for (const socket of to) socket.data.backlogs.sent(socket);
+  return to;
 }
 
 /** The sockets of a pair's room on this pod. */
@@ -80,11 +92,7 @@ export function deliverToRoom(
  * plain sockets never get one.
  */
 export function deliverReceipt(io: RelayServer, event: DeliveredEvent): void {
-  const room = event.wkIdentity;
-  const to = roomSockets(io, room).filter((socket) => socket.data.cursors?.has(room) ?? false);
-  if (to.length === 0) return;
-  io.local.to(to.map((socket) => socket.id)).emit('delivered', event);
-  socketMetrics.receiptsEmitted(to.length);
+  socketMetrics.receiptsEmitted(sendToStreamSockets(io, event.wkIdentity, 'delivered', event));
 }
 
 /** The `presence` event's data (docs/api.md#presence). */
@@ -97,14 +105,10 @@ export interface PresenceChange {
 
 /**
  * Sends an event of the pair's stream (not a record) to the sockets of `room` on this pod that joined it with a
- * position; plain sockets never get one. Within the pod's bound on unread bytes, as records are.
+ * position; plain sockets never get one. Within the pod's bound on unread bytes, as records are. Returns how many
+ * it went to.
  */
-export function sendToStreamSockets(io: RelayServer, room: string, event: string, data: object): void {
-  const bytes = Buffer.byteLength(JSON.stringify(data));
-  for (const socket of roomSockets(io, room)) {
-    if (!socket.data.cursors?.has(room) || !socket.data.backlogs.admit(socket, bytes)) continue;
-    if (!socket.connected) continue;
-    socket.emit(event, data);
-    socket.data.backlogs.sent(socket);
-  }
+export function sendToStreamSockets(io: RelayServer, room: string, event: string, data: object): number {
+  const streamSockets = roomSockets(io, room).filter((socket) => socket.data.cursors?.has(room) ?? false);
+  return emitWithin(streamSockets, Buffer.byteLength(JSON.stringify(data)), event, data).length;
 }

@@ -19,6 +19,7 @@ import {
   type Delivered,
   type JoinedAnswer,
   type PairKeys,
+  type StreamPosition,
 } from '../../client/index.js';
 import { bodyDigest as relayBodyDigest } from '../../src/identity/verify.js';
 import { API_PROFILES } from '../../src/core/config/config.js';
@@ -339,6 +340,60 @@ for (const profile of API_PROFILES) {
       expect(bad.details).to.deep.equal([
         { field: '/query/epoch', message: "must have required property 'epoch'" },
       ]);
+    });
+
+    it('connectEvents with since reports each position reached, and a reconnect resumes from the last one', async () => {
+      const wkIdentity = `position-${profile}`;
+      const stored = [
+        await client.postAction({ ...txidBody, wkIdentity }),
+        await client.postAction({ ...txidBody, wkIdentity }),
+      ];
+      const epoch = stored[0]!.epoch!;
+      const handled: ActionRecord[] = [];
+      const answers: JoinedAnswer[] = [];
+      /** Each position reported, and whether the app had handled that record by then. */
+      const positions: [StreamPosition, boolean][] = [];
+      const wasHandled = ({ epoch, offset }: StreamPosition) =>
+        handled.some((record) => record.epoch === epoch && record.offset === offset);
+      const events = client
+        .connectEvents('wallet', {
+          wkIdentity,
+          since: { offset: 0 },
+          onJoined: (answer) => answers.push(answer),
+          onPosition: (position) => positions.push([position, wasHandled(position)]),
+        })
+        .on('txid', (record) => handled.push(record));
+      try {
+        await events.joined;
+        await waitFor('the replay', () => positions.at(-1)?.[0].offset === 2);
+        expect(handled).to.deep.equal(stored);
+        expect(answers).to.deep.equal([
+          { epoch, offset: 2, peer: { connected: false, lastSeen: null }, recovered: true, replayed: 2 },
+        ]);
+        // Both records may come in one batch: then the position reported is the second one's.
+        expect(positions.at(-1)).to.deep.equal([{ epoch, offset: 2 }, true]);
+        expect(positions.every(([, before]) => before)).to.equal(true);
+        const reported = positions.length;
+        const live = await client.postAction({ ...txidBody, wkIdentity });
+        await waitFor('the live record', () => positions.length === reported + 1);
+        expect(positions.at(-1)).to.deep.equal([{ epoch, offset: 3 }, true]);
+
+        // A new connection joins from offset 3: nothing is sent again.
+        events.socket.io.engine.close();
+        await waitFor('the second join', () => answers.length === 2);
+        expect(answers[1]).to.deep.include({ epoch, offset: 3, recovered: true, replayed: 0 });
+        expect(handled).to.deep.equal([...stored, live]);
+
+        // The relay lost the direction's position: the next record starts a new epoch, reported as such.
+        await redis().del(keys.streamMeta(wkIdentity, 'wallet'));
+        const renewed = await client.postAction({ ...txidBody, wkIdentity });
+        expect(renewed.epoch).to.not.equal(epoch);
+        await waitFor('the new epoch', () => positions.at(-1)?.[0].epoch === renewed.epoch);
+        expect(positions.at(-1)).to.deep.equal([{ epoch: renewed.epoch, offset: 1 }, true]);
+        expect(handled.at(-1)).to.deep.equal(renewed);
+      } finally {
+        events.close();
+      }
     });
 
     it('postToken answers the counts; Redis holds the token', async () => {

@@ -251,6 +251,28 @@ describe('metrics', () => {
     expect([...new Set(named)].sort()).to.deep.equal(registered.sort());
   });
 
+  it("the pair's stream metrics have exactly their types and labels", () => {
+    const wanted: Record<string, [string, string[]]> = {
+      relay_stream_appends_total: ['counter', ['direction']],
+      relay_stream_recoveries_total: ['counter', ['via', 'path', 'recovered']],
+      relay_stream_replayed_total: ['counter', ['path']],
+      relay_stream_gap_closes_total: ['counter', ['path']],
+      relay_acks_total: ['counter', ['via', 'outcome']],
+      relay_receipts_emitted_total: ['counter', []],
+      relay_presence_changes_total: ['counter', ['side', 'connected']],
+      relay_push_skipped_total: ['counter', ['reason']],
+      relay_push_delayed_total: ['counter', []],
+      relay_longpoll_waiting: ['gauge', []],
+      relay_longpoll_total: ['counter', ['outcome']],
+      relay_http_not_modified_total: ['counter', ['route']],
+    };
+    const found = Object.keys(wanted).map((name) => {
+      const metric = registry.getSingleMetric(name) as unknown as { type: string; labelNames?: string[] };
+      return [name, [metric?.type, [...(metric?.labelNames ?? [])]]];
+    });
+    expect(Object.fromEntries(found)).to.deep.equal(wanted);
+  });
+
   describe('build info', () => {
     const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
       version: string;

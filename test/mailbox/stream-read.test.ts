@@ -16,7 +16,7 @@ import {
 } from '../helpers/topologies.js';
 import { waitFor } from '../helpers/wait.js';
 import { bearer, pairToken, SESSION_ENV } from '../helpers/sessions.js';
-import { PAIR } from '../helpers/signing.js';
+import { PAIR, signed } from '../helpers/signing.js';
 
 const TYPES: Record<Side, string> = { key: 'tx', wallet: 'txid' };
 const body = (wkIdentity: string, side: Side) => ({
@@ -162,6 +162,25 @@ for (const profile of API_PROFILES) {
       );
       // The plain read of the same route is unchanged: 404 for the empty mailbox.
       expect((await get(pods.a.url, `/v1/action/${room}`)).status).to.equal(404);
+    });
+
+    it('an acknowledged record shows delivered as GET shows it, with wait or without; a join replays it as stored', async () => {
+      const room = PAIR.wkIdentity;
+      const [first, second] = [await store(pods.a, room, 'key'), await store(pods.b, room, 'key')];
+      const credential = signed({}, { purpose: 'ack', by: 'key', identity: room });
+      const acked = await post(pods.b.url, `/v1/action/${room}/${second!.id}/ack`, credential);
+      expect(acked.status).to.equal(200);
+      const mailbox = readData(profile, await get(pods.a.url, `/v1/action/${room}`));
+      expect(mailbox).to.deep.equal({ ...second, delivered: acked.body.data.delivered });
+      const records = [asRead(first!), mailbox];
+      for (const query of ['to=key&after=0', 'to=key&after=0&wait=5']) {
+        const res = await get(pods.a.url, read(room, query));
+        expect(res.body, query).to.deep.equal(streamBody(profile, first!.epoch, 2, true, records));
+      }
+      const socket = client(pods.b.url, 'key', undefined);
+      await connected(socket);
+      await socket.socket.timeout(5000).emitWithAck('join', { wkIdentity: room, since: { offset: 0 } });
+      expect(socket.received.map(({ data }) => data)).to.deep.equal([first, second].map((r) => asRead(r!)));
     });
 
     it('long-poll: held until a POST on the OTHER pod stores a record, then answered with it', async () => {

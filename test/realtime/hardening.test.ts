@@ -130,6 +130,24 @@ describe('SOCKET_BACKLOG_BYTES and SOCKET_BACKLOG_POD_BYTES', () => {
   });
 });
 
+/**
+ * A socket.io session over HTTP long-polling made by hand, joined with `join` on `side`'s path and then never
+ * polled: everything sent to it stays in the pod's write buffer. Answers the session's polling URL.
+ */
+async function pollingJoin(api: TestApi, side: 'key' | 'wallet', join: object): Promise<string> {
+  const engine = `${api.url}/v1/socket/${side}/?EIO=4&transport=polling`;
+  const session = `${engine}&sid=${JSON.parse((await (await fetch(engine)).text()).slice(1)).sid as string}`;
+  const send = async (body: string) => {
+    const res = await fetch(session, { method: 'POST', body });
+    expect(await res.text()).to.equal('ok');
+  };
+  const joins = await joinsHandled();
+  await send('40');
+  await send(`42${JSON.stringify(['join', join])}`);
+  await joinsSettled(joins, 1);
+  return session;
+}
+
 describe('backlog bounds count bytes as sent', () => {
   it('a polling socket that never polls, sent records of `€` (3 bytes each): disconnected once it holds 3 MiB of bytes', async function () {
     this.timeout(30_000);
@@ -139,16 +157,7 @@ describe('backlog bounds count bytes as sent', () => {
     });
     try {
       const room = 'euro-backlog';
-      const engine = `${api.url}/v1/socket/key/?EIO=4&transport=polling`;
-      const sid = JSON.parse((await (await fetch(engine)).text()).slice(1)).sid as string;
-      const send = async (body: string) => {
-        const res = await fetch(`${engine}&sid=${sid}`, { method: 'POST', body });
-        expect(await res.text()).to.equal('ok');
-      };
-      const joins = await joinsHandled();
-      await send('40');
-      await send(`42${JSON.stringify(['join', { wkIdentity: room }])}`);
-      await joinsSettled(joins, 1);
+      const session = await pollingJoin(api, 'key', { wkIdentity: room });
       const metric = async (name: string) => {
         const text = await registry.metrics();
         return valueOf(parsePrometheus(text), name, { path: 'key' });
@@ -169,11 +178,76 @@ describe('backlog bounds count bytes as sent', () => {
         'the socket dropped',
         async () => (await metric('relay_socket_slow_readers_total')) === dropped + 1,
       );
-      expect((await fetch(`${engine}&sid=${sid}`)).status).to.equal(400);
+      expect((await fetch(session)).status).to.equal(400);
     } finally {
       await api.stop();
     }
   });
+});
+
+describe('the events of the stream count against the same backlog bound as records', () => {
+  const BOUND = 3 * 1024 * 1024;
+  let api: TestApi;
+  before(async () => {
+    api = await startTestApi({
+      AUTH_ROUTES: 'ack=off',
+      SOCKET_BACKLOG_BYTES: String(BOUND),
+      WRITE_BUDGET_BYTES: String(64 * 1024 * 1024),
+    });
+  });
+  after(() => api.stop());
+
+  const slowReaders = async () =>
+    valueOf(parsePrometheus(await registry.metrics()), 'relay_socket_slow_readers_total', { path: 'wallet' });
+  /** What a record's event takes in a write buffer: its packet, as socket.io encodes it. */
+  const packetBytes = (record: object & { action: string }) =>
+    Buffer.byteLength(`42${JSON.stringify([record.action, record])}`);
+  const reply = (room: string, payload: string) => ({
+    chain: 'btc',
+    wkIdentity: room,
+    action: 'txid',
+    payload,
+  });
+
+  for (const [event, trigger] of [
+    [
+      'delivered',
+      async (room: string) => {
+        const request = await post(api.url, '/v1/action', tx(room));
+        expect((await post(api.url, `/v1/action/${room}/${request.body.data.id}/ack`, {})).status).to.equal(
+          200,
+        );
+      },
+    ],
+    ['presence', async (room: string) => void client(api.url, 'key', { wkIdentity: room })],
+  ] as const) {
+    it(`a wallet stream socket that never polls, held records to just under its bound: the ${event} event drops it`, async function () {
+      this.timeout(30_000);
+      const room = `${event}-backlog`;
+      const session = await pollingJoin(api, 'wallet', { wkIdentity: room, since: { offset: 0 } });
+      // Takes the connect packet: the socket holds nothing from now on, and never polls again.
+      expect((await fetch(session)).status).to.equal(200);
+      const dropped = await slowReaders();
+      // Two replies held, 64 bytes short of the bound: less than any event of the stream takes.
+      const first = await post(api.url, '/v1/action', reply(room, '€'.repeat(500_000)));
+      expect(first.status).to.equal(200);
+      const held = packetBytes(first.body.data);
+      const overhead = held - Buffer.byteLength(first.body.data.payload);
+      const rest = BOUND - 64 - held - overhead;
+      const filler = '€'.repeat(Math.floor(rest / 3)) + 'a'.repeat(rest % 3);
+      const second = await post(api.url, '/v1/action', reply(room, filler));
+      expect(second.status).to.equal(200);
+      expect(held + packetBytes(second.body.data)).to.equal(BOUND - 64);
+      expect(await slowReaders()).to.equal(dropped);
+      const emitted = valueOf(parsePrometheus(await registry.metrics()), 'relay_receipts_emitted_total');
+      await trigger(room);
+      await waitFor('the socket dropped', async () => (await slowReaders()) === dropped + 1);
+      expect((await fetch(session)).status).to.equal(400);
+      expect(valueOf(parsePrometheus(await registry.metrics()), 'relay_receipts_emitted_total')).to.equal(
+        emitted,
+      );
+    });
+  }
 });
 
 describe('Redis stalls during a join', () => {

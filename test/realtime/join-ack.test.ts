@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { io, type Socket } from 'socket.io-client';
 import type { JoinAnswer } from '../../src/realtime/rooms.js';
-import { startTestApi, type TestApi } from '../helpers/api.js';
+import { post, startTestApi, type TestApi } from '../helpers/api.js';
 import { OTHER_PAIR, PAIR, signed } from '../helpers/signing.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -52,6 +52,17 @@ describe('the join acknowledgement', () => {
     const { answers, disconnects } = await joins(api.url, [signedJoin()]);
     expect(answers).to.deep.equal([{ ok: true, ...PLAIN }]);
     expect(disconnects).to.deep.equal([]);
+  });
+
+  it('a plain join of a direction with a position: { ok, epoch, offset, peer }, no recovered, no replayed', async () => {
+    const request = { chain: 'btc', wkIdentity: PAIR.wkIdentity, action: 'tx', payload: 'aa', path: '0-0' };
+    const stored = (await post(api.url, '/v1/action', request)).body.data as {
+      epoch: string;
+      offset: number;
+    };
+    expect(stored.offset).to.equal(1);
+    const { answers } = await joins(api.url, [signedJoin()]);
+    expect(answers).to.deep.equal([{ ok: true, epoch: stored.epoch, offset: 1, peer: PLAIN.peer }]);
   });
 
   for (const [label, data, code] of [

@@ -322,6 +322,14 @@ describe('join with since: recovered, the replay and its bounds (standalone)', (
     );
   });
 
+  it('the join itself may carry other members (the released apps may send more): they are ignored', async () => {
+    const stored = await store(a, 'st-more', 'key');
+    const since = { epoch: stored.epoch, offset: 0 };
+    const { socket, answer } = await resume(b, 'key', { wkIdentity: 'st-more', since, appVersion: '2.1' });
+    expect(answer).to.include({ ok: true, recovered: true, replayed: 1 });
+    expect(events(socket)).to.deep.equal(asEvents([stored]));
+  });
+
   const EPOCH = 'abcdEFGH1234';
   for (const [label, since] of [
     ['not an object', 5],
@@ -336,6 +344,8 @@ describe('join with since: recovered, the replay and its bounds (standalone)', (
     ['an epoch too long', { epoch: 'a'.repeat(33), offset: 1 }],
     ['an epoch with other characters', { epoch: 'abcd efgh', offset: 1 }],
     ['offset > 0 without epoch', { offset: 1 }],
+    ['with another member', { epoch: EPOCH, offset: 1, extra: true }],
+    ['at offset 0 with another member', { offset: 0, after: 3 }],
   ] as const) {
     it(`since ${label}: a bad join (INVALID_PARAMETER, then io server disconnect)`, async () => {
       await store(a, 'st-bad', 'key');
