@@ -16,7 +16,13 @@ import {
   type AckResult,
   type StreamPosition,
 } from '../mailbox/index.js';
-import { StreamCursor, type StreamReader } from './stream-cursor.js';
+import {
+  checkPosition,
+  StreamCursor,
+  type CursorDeps,
+  type PositionCheck,
+  type StreamReader,
+} from './stream-cursor.js';
 import { closeTransport } from './transport.js';
 import { otherSide, type Presence, type SidePresence } from './presence.js';
 import type { RelaySocket } from './types.js';
@@ -40,6 +46,8 @@ export interface RoomDeps {
   listening(room: string): Promise<unknown>;
   /** The room's stream of this path's direction, for joins with a position. */
   readStream: StreamReader;
+  /** Whether a position this pod delivered in the room's direction was lost; renews the epoch then. */
+  positionLost: PositionCheck;
   /** Acknowledges a record of the room in this path's direction (the socket was checked). */
   acknowledge(room: string, id: string): Promise<AckResult>;
   /** AUTH_ROUTES says `ack=off`: every joined socket is authenticated for its side. */
@@ -353,16 +361,19 @@ async function acknowledged(socket: RelaySocket, data: unknown, deps: RoomDeps):
   return { ok: true, delivered: { side: result.event.side, at: result.event.at } };
 }
 
+const cursorDeps = (deps: RoomDeps): CursorDeps => ({
+  side: deps.side,
+  read: deps.readStream,
+  positionLost: deps.positionLost,
+  log: deps.log,
+});
+
 /** The socket's cursor of `room`, made on its first join with a position. */
 function cursorOf(socket: RelaySocket, room: string, deps: RoomDeps): StreamCursor {
   const cursors = (socket.data.cursors ??= new Map());
   const cursor = cursors.get(room);
   if (cursor instanceof StreamCursor) return cursor;
-  const made = new StreamCursor(socket, room, {
-    side: deps.side,
-    read: deps.readStream,
-    log: deps.log,
-  });
+  const made = new StreamCursor(socket, room, cursorDeps(deps));
   cursors.set(room, made);
   return made;
 }
@@ -378,6 +389,11 @@ async function resume(
   let read;
   try {
     read = await deps.readStream(room, since);
+    // Redis holds a lower offset than a socket of the room here was sent: read again in the new epoch.
+    const { epoch, offset } = read;
+    if (epoch !== null && (await checkPosition(socket, room, epoch, offset, cursorDeps(deps), cursor))) {
+      read = await deps.readStream(room, since);
+    }
   } catch (err) {
     deps.log.warn('socket join could not read the stream', { path: deps.side, ...errorFields(err) });
     return UNAVAILABLE;
@@ -388,3 +404,4 @@ async function resume(
   socketMetrics.joined(deps.side, 'joined');
   return { recovered: read.recovered, epoch: read.epoch, offset: read.offset, replayed };
 }
+
