@@ -293,7 +293,7 @@ async function join(
     // Counted once the join is fully handled, replay included.
     socketMetrics.joined(deps.side, 'joined');
   } else {
-    joined = await resume(socket, cursor, wkIdentity, since!, deps);
+    joined = await resume(socket, cursor, wkIdentity, since!, authenticated, deps);
     if (joined === undefined || 'outcome' in joined) return joined;
   }
   if (!socket.connected) return undefined;
@@ -378,20 +378,26 @@ function cursorOf(socket: RelaySocket, room: string, deps: RoomDeps): StreamCurs
   return made;
 }
 
-/** Replays the records after `since` to a joined stream socket, then the live ones that came meanwhile. */
+/**
+ * Replays the records after `since` to a joined stream socket, then the live ones that came meanwhile. When Redis
+ * holds a lower offset than this pod sent a socket of the room, or than an `authenticated` socket's app says it
+ * was sent, the position was lost (a failover): the stream is read again in the new epoch.
+ */
 async function resume(
   socket: RelaySocket,
   cursor: StreamCursor,
   room: string,
   since: StreamPosition,
+  authenticated: boolean,
   deps: RoomDeps,
 ): Promise<Refused | Resumed | undefined> {
   let read;
   try {
     read = await deps.readStream(room, since);
-    // Redis holds a lower offset than a socket of the room here was sent: read again in the new epoch.
     const { epoch, offset } = read;
-    if (epoch !== null && (await checkPosition(socket, room, epoch, offset, cursorDeps(deps), cursor))) {
+    const trusted = authenticated && since.epoch !== undefined ? { epoch: since.epoch, offset: since.offset } : undefined;
+    const joining = { cursor, ...(trusted ? { since: trusted } : {}) };
+    if (epoch !== null && (await checkPosition(socket, room, epoch, offset, cursorDeps(deps), joining))) {
       read = await deps.readStream(room, since);
     }
   } catch (err) {

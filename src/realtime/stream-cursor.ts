@@ -247,10 +247,17 @@ function roomCursors(socket: RelaySocket, room: string): StreamCursor[] {
   return cursors;
 }
 
+/** A join with a position checking the room's: its socket's cursor, and its `since` when the relay may trust it. */
+export interface Joining {
+  cursor: StreamCursor;
+  since?: DeliveredPosition;
+}
+
 /**
- * When a stream socket of `room` on this pod was sent an offset above `stored` in `epoch`, checks the highest such
- * position against Redis (docs/operations.md#failover-and-the-stream); when it was lost, every stream socket of
- * the room on this pod still in that epoch but `joining` resumes. Whether it was lost.
+ * When a stream socket of `room` on this pod was sent an offset above `stored` in `epoch` (or a `joining` socket
+ * trusted to say so names one), checks the highest such position against Redis
+ * (docs/operations.md#failover-and-the-stream); when it was lost, every stream socket of the room on this pod
+ * still in that epoch but the joining one resumes. Whether it was lost.
  */
 export async function checkPosition(
   socket: RelaySocket,
@@ -258,14 +265,14 @@ export async function checkPosition(
   epoch: string,
   stored: number,
   deps: CursorDeps,
-  joining?: StreamCursor,
+  joining?: Joining,
 ): Promise<boolean> {
-  let highest: DeliveredPosition | undefined;
+  let highest = joining?.since?.epoch === epoch && joining.since.offset > stored ? joining.since : undefined;
   for (const cursor of roomCursors(socket, room)) {
     const delivered = cursor.delivered();
     if (delivered?.epoch === epoch && delivered.offset > (highest?.offset ?? stored)) highest = delivered;
   }
   if (highest === undefined || !(await deps.positionLost(room, highest))) return false;
-  for (const cursor of roomCursors(socket, room)) if (cursor !== joining) cursor.positionLost(epoch);
+  for (const cursor of roomCursors(socket, room)) if (cursor !== joining?.cursor) cursor.positionLost(epoch);
   return true;
 }
