@@ -1,7 +1,9 @@
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import type { Side } from '../../src/core/sides.js';
-import { get, post, startTestApi, type TestApi } from '../helpers/api.js';
+import { get, post, startTestApi, twoPods, type TestApi } from '../helpers/api.js';
+import { redis } from '../helpers/redis.js';
+import { PAIR, signed } from '../helpers/signing.js';
 import { closedAfterEach, connected } from '../helpers/sockets.js';
 import { keys, startTopology, type TestTopology, type TopologyName } from '../helpers/topologies.js';
 import { waitFor } from '../helpers/wait.js';
@@ -238,3 +240,79 @@ for (const name of ['sentinel', 'cluster'] as TopologyName[]) {
     });
   });
 }
+
+/**
+ * What a failover without REDIS_WAIT_REPLICAS leaves, made on a single Redis by hand: the stream and its metadata
+ * as they were before the last append (docs/operations.md#failover-and-the-stream).
+ */
+async function loseLastAppend(room: string, side: Side): Promise<void> {
+  const [last] = await redis().xrevrange(keys.stream(room, side), '+', '-', 'COUNT', 1);
+  await redis().xdel(keys.stream(room, side), last![0]);
+  await redis().hincrby(keys.streamMeta(room, side), 'offset', -1);
+}
+
+describe('a position lost in Redis, on a single Redis with two pods (docs/operations.md#failover-and-the-stream)', function () {
+  this.timeout(30_000);
+  const pods = twoPods();
+  const side = 'key';
+
+  it('a live record that reuses an offset a stream socket was sent: a new epoch, and the socket resumes with recovered: false', async () => {
+    const room = 'sf-reused';
+    const socket = streamSocket(pods.b, side, room);
+    await waitFor('the first join', () => socket.answers.length === 1);
+    const kept = await acknowledged(pods.a, room, side, '01');
+    const gone = await acknowledged(pods.a, room, side, '02');
+    await waitFor('the records', () => socket.records().length === 2);
+    await loseLastAppend(room, side);
+
+    // The next POST is given offset 2 again: the socket's pod finds another record than the one it sent there.
+    const reused = await acknowledged(pods.a, room, side, '03');
+    expect([reused.epoch, reused.offset]).to.deep.equal([kept.epoch, 2]);
+    const resumed = await waitFor('the socket to resume', () => socket.answers[1]);
+    const renewed = resumed.epoch!;
+    expect(renewed).to.be.a('string').and.not.equal(kept.epoch);
+    expect(resumed).to.deep.include({ ok: true, recovered: false, offset: 0, replayed: 0 });
+    expect(socket.socket.disconnects).to.deep.equal(['transport close']);
+    expect(await redis().exists(keys.stream(room, side))).to.equal(0);
+
+    const next = await acknowledged(pods.a, room, side, '04');
+    expect([next.epoch, next.offset]).to.deep.equal([renewed, 1]);
+    await waitFor('the next record', () => socket.records().length === 3);
+    expect(socket.records().map((r) => r.id)).to.deep.equal([kept.id, gone.id, next.id]);
+  });
+
+  it('a join naming an offset above the last: only a join authenticated for the side draws a new epoch', async () => {
+    const room = PAIR.wkIdentity;
+    const stored = [await acknowledged(pods.a, room, side, '01'), await acknowledged(pods.a, room, side, '02')];
+    const { epoch } = stored[0]!;
+    const since = { epoch, offset: 3 };
+    const join = { wkIdentity: room, since };
+
+    // A stranger's word changes nothing: not recovered, in the same epoch.
+    const stranger = client(pods.b.url, side, undefined);
+    await connected(stranger);
+    expect(await stranger.socket.timeout(5000).emitWithAck('join', join)).to.deep.include({
+      ok: true,
+      recovered: false,
+      epoch,
+      offset: 2,
+      replayed: 0,
+    });
+    expect(await redis().hget(keys.streamMeta(room, side), 'epoch')).to.equal(epoch);
+
+    // The key app's signed join: the relay gave it offset 3, which Redis no longer holds.
+    const app = client(pods.b.url, side, undefined);
+    await connected(app);
+    const answer = (await app.socket
+      .timeout(5000)
+      .emitWithAck('join', signed(join, { purpose: 'join', by: side }))) as JoinAnswer;
+    expect(answer).to.deep.include({ ok: true, recovered: false, offset: 0, replayed: 0 });
+    expect(answer.epoch).to.be.a('string').and.not.equal(epoch);
+    expect(await redis().hget(keys.streamMeta(room, side), 'epoch')).to.equal(answer.epoch);
+    // The stranger's socket was still in the old epoch: it resumes.
+    await waitFor('the other socket closed', () => stranger.disconnects.length === 1);
+    expect(stranger.disconnects).to.deep.equal(['transport close']);
+    const next = await acknowledged(pods.a, room, side, '03');
+    expect([next.epoch, next.offset]).to.deep.equal([answer.epoch, 1]);
+  });
+});
