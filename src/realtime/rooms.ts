@@ -395,7 +395,8 @@ async function resume(
   try {
     read = await deps.readStream(room, since);
     const { epoch, offset } = read;
-    const trusted = authenticated && since.epoch !== undefined ? { epoch: since.epoch, offset: since.offset } : undefined;
+    const trusted =
+      authenticated && since.epoch !== undefined ? { epoch: since.epoch, offset: since.offset } : undefined;
     const joining = { cursor, ...(trusted ? { since: trusted } : {}) };
     if (epoch !== null && (await checkPosition(socket, room, epoch, offset, cursorDeps(deps), joining))) {
       read = await deps.readStream(room, since);
@@ -410,4 +411,3 @@ async function resume(
   socketMetrics.joined(deps.side, 'joined');
   return { recovered: read.recovered, epoch: read.epoch, offset: read.offset, replayed };
 }
-

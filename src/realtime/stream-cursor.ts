@@ -1,11 +1,6 @@
 import type { Side } from '../core/sides.js';
 import { errorFields, type Logger } from '../core/log.js';
-import type {
-  ActionRecord,
-  DeliveredPosition,
-  StreamPosition,
-  StreamRead,
-} from '../mailbox/index.js';
+import type { ActionRecord, DeliveredPosition, StreamPosition, StreamRead } from '../mailbox/index.js';
 import { sendOnce } from './deliveries.js';
 import { socketMetrics } from './metrics.js';
 import { closeTransport } from './transport.js';
@@ -110,7 +105,11 @@ export class StreamCursor implements RoomCursor {
   /** The last record this cursor is past, when it is past one. */
   delivered(): DeliveredPosition | undefined {
     if (this.epoch === null || this.offset === 0) return undefined;
-    return { epoch: this.epoch, offset: this.offset, ...(this.lastId === undefined ? {} : { id: this.lastId }) };
+    return {
+      epoch: this.epoch,
+      offset: this.offset,
+      ...(this.lastId === undefined ? {} : { id: this.lastId }),
+    };
   }
 
   /** The room's position in `epoch` was lost: a socket still in it resumes, and learns `recovered: false`. */
