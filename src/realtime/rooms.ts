@@ -46,7 +46,7 @@ export interface RoomDeps {
   listening(room: string): Promise<unknown>;
   /** The room's stream of this path's direction, for joins with a position. */
   readStream: StreamReader;
-  /** Whether a position this pod delivered in the room's direction was lost; renews the epoch then. */
+  /** Whether a position delivered in the room's direction was lost; draws a new epoch then. */
   positionLost: PositionCheck;
   /** Acknowledges a record of the room in this path's direction (the socket was checked). */
   acknowledge(room: string, id: string): Promise<AckResult>;
@@ -361,6 +361,7 @@ async function acknowledged(socket: RelaySocket, data: unknown, deps: RoomDeps):
   return { ok: true, delivered: { side: result.event.side, at: result.event.at } };
 }
 
+/** What the cursors of the path's sockets share. */
 const cursorDeps = (deps: RoomDeps): CursorDeps => ({
   side: deps.side,
   read: deps.readStream,
