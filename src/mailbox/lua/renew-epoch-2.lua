@@ -31,8 +31,9 @@ if not lost and ARGV[3] ~= '' then
   end
 end
 if not lost then return 0 end
--- The records still held belong to the old epoch, which no client can resume any more.
-redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[2], 'epoch', ARGV[4], 'offset', 0, 'bytes', 0, 'sizes', '')
+-- The records still held belong to the old epoch, which no client can resume any more: the next append starts an
+-- empty stream at offset 1.
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('HSET', KEYS[2], 'epoch', ARGV[4], 'offset', 0)
 redis.call('EXPIRE', KEYS[2], ARGV[5])
 return 1
