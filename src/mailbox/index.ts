@@ -16,6 +16,7 @@ export {
   type ReceiptNotice,
   type StreamPosition,
   type StreamRead,
+  type DeliveredPosition,
 } from './store.js';
 
 /** The pair's action mailbox: a request from one app, the reply from the other. */

@@ -16,6 +16,7 @@ const READ_RECORD = readScript(new URL('lua/read-record-2.lua', import.meta.url)
 const ACK = readScript(new URL('lua/ack-3.lua', import.meta.url));
 const REPLACE_APPEND = readScript(new URL('lua/replace-append-4.lua', import.meta.url));
 const READ_STREAM = readScript(new URL('lua/read-stream-3.lua', import.meta.url));
+const RENEW_EPOCH = readScript(new URL('lua/renew-epoch-2.lua', import.meta.url));
 
 interface Utxo {
   txid: string;
@@ -61,6 +62,13 @@ export function mailboxRead(raw: RawRead): MailboxRead | null {
 export interface StreamPosition {
   epoch?: string;
   offset: number;
+}
+
+/** The last record a pod delivered in a direction: its epoch, offset and, when known, id. */
+export interface DeliveredPosition {
+  epoch: string;
+  offset: number;
+  id?: string;
 }
 
 /** A direction's records after a client's position, as a resuming client gets them (docs/api.md#the-pairs-stream). */
@@ -174,6 +182,7 @@ export class ActionStore {
   private readonly ackScript;
   private readonly replaceAppend;
   private readonly readStreamScript;
+  private readonly renewEpochScript;
   /** Per mailbox, the last save still in flight (see save). */
   private readonly inOrder = new Map<string, Promise<void>>();
 
@@ -197,6 +206,7 @@ export class ActionStore {
       'relayActionReadStream',
       READ_STREAM,
     );
+    this.renewEpochScript = defineScript<0 | 1>(redis, 'relayActionRenewEpoch', RENEW_EPOCH);
   }
 
   /**
@@ -391,6 +401,27 @@ export class ActionStore {
       records.push({ offset: Number(reply[i]), ...read });
     }
     return { epoch, offset: last, recovered: recovered(since, epoch, last, oldest), records };
+  }
+
+  /**
+   * Whether the position this pod `delivered` in a direction is lost (docs/operations.md#failover-and-the-stream):
+   * Redis holds another epoch or none, or in that epoch a lower offset or another record at that offset (a failover
+   * lost the appends). In the last two cases a new epoch is drawn, so the lost offsets are never given again
+   * under the old one.
+   */
+  async positionLost(wkIdentity: string, side: Side, delivered: DeliveredPosition): Promise<boolean> {
+    const lost = await this.renewEpochScript(
+      [this.keys.stream(wkIdentity, side), this.keys.streamMeta(wkIdentity, side)],
+      [
+        delivered.epoch,
+        delivered.offset,
+        delivered.id ?? '',
+        newRecordId(),
+        this.stream.metaTtlSeconds,
+        this.stream.length,
+      ],
+    );
+    return lost === 1;
   }
 }
 

@@ -73,7 +73,7 @@ const streamReplayed = new Counter({
 
 const streamGapCloses = new Counter({
   name: 'relay_stream_gap_closes_total',
-  help: 'Stream sockets whose transport was closed because a record they missed was no longer retained, by path.',
+  help: 'Stream sockets whose transport was closed because a record they missed was no longer retained, or the position they were sent was lost in Redis, by path.',
   labelNames: ['path'] as const,
   registers: [registry],
 });

@@ -16,7 +16,13 @@ import {
   type AckResult,
   type StreamPosition,
 } from '../mailbox/index.js';
-import { StreamCursor, type StreamReader } from './stream-cursor.js';
+import {
+  checkPosition,
+  StreamCursor,
+  type CursorDeps,
+  type PositionCheck,
+  type StreamReader,
+} from './stream-cursor.js';
 import { closeTransport } from './transport.js';
 import { otherSide, type Presence, type SidePresence } from './presence.js';
 import type { RelaySocket } from './types.js';
@@ -40,6 +46,8 @@ export interface RoomDeps {
   listening(room: string): Promise<unknown>;
   /** The room's stream of this path's direction, for joins with a position. */
   readStream: StreamReader;
+  /** Whether a position delivered in the room's direction was lost; draws a new epoch then. */
+  positionLost: PositionCheck;
   /** Acknowledges a record of the room in this path's direction (the socket was checked). */
   acknowledge(room: string, id: string): Promise<AckResult>;
   /** AUTH_ROUTES says `ack=off`: every joined socket is authenticated for its side. */
@@ -285,7 +293,7 @@ async function join(
     // Counted once the join is fully handled, replay included.
     socketMetrics.joined(deps.side, 'joined');
   } else {
-    joined = await resume(socket, cursor, wkIdentity, since!, deps);
+    joined = await resume(socket, cursor, wkIdentity, since!, authenticated, deps);
     if (joined === undefined || 'outcome' in joined) return joined;
   }
   if (!socket.connected) return undefined;
@@ -353,31 +361,47 @@ async function acknowledged(socket: RelaySocket, data: unknown, deps: RoomDeps):
   return { ok: true, delivered: { side: result.event.side, at: result.event.at } };
 }
 
+/** What the cursors of the path's sockets share. */
+const cursorDeps = (deps: RoomDeps): CursorDeps => ({
+  side: deps.side,
+  read: deps.readStream,
+  positionLost: deps.positionLost,
+  log: deps.log,
+});
+
 /** The socket's cursor of `room`, made on its first join with a position. */
 function cursorOf(socket: RelaySocket, room: string, deps: RoomDeps): StreamCursor {
   const cursors = (socket.data.cursors ??= new Map());
   const cursor = cursors.get(room);
   if (cursor instanceof StreamCursor) return cursor;
-  const made = new StreamCursor(socket, room, {
-    side: deps.side,
-    read: deps.readStream,
-    log: deps.log,
-  });
+  const made = new StreamCursor(socket, room, cursorDeps(deps));
   cursors.set(room, made);
   return made;
 }
 
-/** Replays the records after `since` to a joined stream socket, then the live ones that came meanwhile. */
+/**
+ * Replays the records after `since` to a joined stream socket, then the live ones that came meanwhile. When Redis
+ * holds a lower offset than this pod sent a socket of the room, or than an `authenticated` socket's app says it
+ * was sent, the position was lost (a failover): the stream is read again in the new epoch.
+ */
 async function resume(
   socket: RelaySocket,
   cursor: StreamCursor,
   room: string,
   since: StreamPosition,
+  authenticated: boolean,
   deps: RoomDeps,
 ): Promise<Refused | Resumed | undefined> {
   let read;
   try {
     read = await deps.readStream(room, since);
+    const { epoch, offset } = read;
+    const trusted =
+      authenticated && since.epoch !== undefined ? { epoch: since.epoch, offset: since.offset } : undefined;
+    const joining = { cursor, ...(trusted ? { since: trusted } : {}) };
+    if (epoch !== null && (await checkPosition(socket, room, epoch, offset, cursorDeps(deps), joining))) {
+      read = await deps.readStream(room, since);
+    }
   } catch (err) {
     deps.log.warn('socket join could not read the stream', { path: deps.side, ...errorFields(err) });
     return UNAVAILABLE;

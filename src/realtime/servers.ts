@@ -181,6 +181,7 @@ export class Realtime {
         roomsMax: this.deps.config.realtime.roomsMax,
         listening: (room) => this.channels.listening(side, room),
         readStream: (room, since) => this.deps.store.readStream(room, side, since),
+        positionLost: (room, delivered) => this.deps.store.positionLost(room, side, delivered),
         acknowledge: (room, id) => acknowledge(this.deps.store, this.emitter, 'socket', room, id, side),
         acksUnchecked: config.auth.modes.ack === 'off',
         position: (room) => this.deps.store.position(room, side),
