@@ -3,6 +3,7 @@ import { Cluster, Redis } from 'ioredis';
 import type { RedisClient } from '../../src/core/redis/clients.js';
 import { keysFor } from '../../src/core/redis/keys.js';
 import { startPrivateRedis, type PrivateRedis } from '../../src/core/redis/server.js';
+import { startTestApi, type TestApi } from './api.js';
 import { testRedis } from './redis.js';
 import { waitFor } from './wait.js';
 
@@ -253,4 +254,29 @@ export async function shardSubscribers(topology: TestTopology, channel: string):
     total += Number(count);
   }
   return total;
+}
+
+/** A topology and two API pods on it. */
+export interface PodsOnTopology {
+  topology: TestTopology;
+  a: TestApi;
+  b: TestApi;
+}
+
+/**
+ * Starts `name` and two API pods on it in a before hook of the enclosing describe block and hands them to
+ * `started`; an after hook stops the pods, then the topology.
+ */
+export function twoPodsOn(name: TopologyName, started: (pods: PodsOnTopology) => void): void {
+  let topology: TestTopology | undefined;
+  let pods: TestApi[] = [];
+  before(async () => {
+    topology = await startTopology(name);
+    pods = await Promise.all([startTestApi(topology.env), startTestApi(topology.env)]);
+    started({ topology, a: pods[0]!, b: pods[1]! });
+  });
+  after(async () => {
+    await Promise.all(pods.map((pod) => pod.stop()));
+    await topology?.stop();
+  });
 }

@@ -13,7 +13,7 @@ import { bearer, pairToken, SESSION_ENV } from '../helpers/sessions.js';
 import { PAIR, signed } from '../helpers/signing.js';
 import { closedAfterEach, connected, dataOf, type TestClient } from '../helpers/sockets.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
-import { TOPOLOGIES, startTopology, type TestTopology } from '../helpers/topologies.js';
+import { TOPOLOGIES, twoPodsOn, type TestTopology } from '../helpers/topologies.js';
 import { waitFor } from '../helpers/wait.js';
 
 const keys = keysFor('relay:');
@@ -63,14 +63,7 @@ for (const name of TOPOLOGIES) {
     let topology: TestTopology;
     let a: TestApi;
     let b: TestApi;
-    before(async () => {
-      topology = await startTopology(name);
-      [a, b] = await Promise.all([startTestApi(topology.env), startTestApi(topology.env)]);
-    });
-    after(async () => {
-      await Promise.all([a?.stop(), b?.stop()]);
-      await topology?.stop();
-    });
+    twoPodsOn(name, (pods) => ({ topology, a, b } = pods));
 
     it('connected and lastSeen on every pod; the presence event once per transition, to stream sockets only', async () => {
       const room = `${name}-presence`;

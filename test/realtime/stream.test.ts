@@ -10,7 +10,7 @@ import { post, startTestApi, type TestApi } from '../helpers/api.js';
 import { testRedis } from '../helpers/redis.js';
 import { closedAfterEach, connected, roomSubscribers, type TestClient } from '../helpers/sockets.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
-import { TOPOLOGIES, startTopology, type TestTopology } from '../helpers/topologies.js';
+import { TOPOLOGIES, twoPodsOn, type TestTopology } from '../helpers/topologies.js';
 import { waitFor } from '../helpers/wait.js';
 
 const keys = keysFor('relay:');
@@ -80,14 +80,7 @@ for (const name of TOPOLOGIES) {
     let topology: TestTopology;
     let a: TestApi;
     let b: TestApi;
-    before(async () => {
-      topology = await startTopology(name);
-      [a, b] = await Promise.all([startTestApi(topology.env), startTestApi(topology.env)]);
-    });
-    after(async () => {
-      await Promise.all([a?.stop(), b?.stop()]);
-      await topology?.stop();
-    });
+    twoPodsOn(name, (pods) => ({ topology, a, b } = pods));
 
     for (const side of ['key', 'wallet'] as const) {
       it(`${side} path: the records after since, in order, then the answer; live records follow`, async () => {
