@@ -175,13 +175,15 @@ export class RelayEvents {
    * Reports the position when it moved on (a higher offset, or a new epoch), once the handlers of what came
    * before it ran: listeners of any event run before the event's own, and a join's answer follows its replay.
    */
-  private advanceLater(epoch: unknown, offset: unknown): void {
-    queueMicrotask(() => this.advance(epoch, offset));
+  private advanceLater(epoch: unknown, offset: unknown, lost = false): void {
+    queueMicrotask(() => this.advance(epoch, offset, lost));
   }
 
-  private advance(epoch: unknown, offset: unknown): void {
+  /** `lost`: a join the relay did not recover; its position replaces this one even when lower (a failover lost it). */
+  private advance(epoch: unknown, offset: unknown, lost = false): void {
     if (typeof epoch !== 'string' || typeof offset !== 'number' || !this.position) return;
-    if (epoch === this.position.epoch && offset <= this.position.offset) return;
+    const stale = lost ? offset === this.position.offset : offset <= this.position.offset;
+    if (epoch === this.position.epoch && stale) return;
     this.position = { epoch, offset };
     this.options.onPosition?.({ epoch, offset });
   }
@@ -211,7 +213,7 @@ export class RelayEvents {
         const { epoch = null, offset = 0, peer = { connected: false, lastSeen: null } } = answer;
         const { recovered, replayed } = answer;
         // Sent after the replay: the position the socket has reached.
-        this.advanceLater(epoch, offset);
+        this.advanceLater(epoch, offset, recovered === false);
         this.options.onJoined?.({
           epoch,
           offset,

@@ -391,6 +391,24 @@ for (const profile of API_PROFILES) {
         await waitFor('the new epoch', () => positions.at(-1)?.[0].epoch === renewed.epoch);
         expect(positions.at(-1)).to.deep.equal([{ epoch: renewed.epoch, offset: 1 }, true]);
         expect(handled.at(-1)).to.deep.equal(renewed);
+
+        // A failover lost the last append (offset 2): the join is not recovered, and the client takes the relay's
+        // lower position, so the record that takes offset 2 again moves it on.
+        await client.postAction({ ...txidBody, wkIdentity });
+        await waitFor('offset 2', () => positions.at(-1)?.[0].offset === 2);
+        const [last] = await redis().xrevrange(keys.stream(wkIdentity, 'wallet'), '+', '-', 'COUNT', 1);
+        await redis().xdel(keys.stream(wkIdentity, 'wallet'), last![0]);
+        await redis().hincrby(keys.streamMeta(wkIdentity, 'wallet'), 'offset', -1);
+        events.socket.io.engine.close();
+        await waitFor('the join after the loss', () => answers.length === 3);
+        expect(answers[2]).to.deep.include({
+          epoch: renewed.epoch,
+          offset: 1,
+          recovered: false,
+          replayed: 0,
+        });
+        await waitFor('the lower position', () => positions.at(-1)?.[0].offset === 1);
+        expect(positions.at(-1)).to.deep.equal([{ epoch: renewed.epoch, offset: 1 }, true]);
       } finally {
         events.close();
       }
