@@ -23,13 +23,14 @@ import type { Side } from '../core/sides.js';
 import type { LongPolls } from './long-poll.js';
 import { idParams } from '../core/validation/common-schema.js';
 import { acknowledge, type ReceiptEvents } from './acks.js';
+import { bindingRefusal } from '../identity/index.js';
 import { actionTypeRule, pushSide, unsignedGuard } from '../action-types/index.js';
 import {
   mailboxRead,
   PendingVerified,
   recordTag,
   withReceipt,
-  type AckResult,
+  type Acknowledged,
   type ActionRecord,
   type ActionRequest,
   type ActionStore,
@@ -164,7 +165,7 @@ export const actionAck = {
 } satisfies RouteSpec<SignedRoute>;
 
 /** An ack's answer: the record acknowledged and its receipt. */
-function ackAnswer(result: NonNullable<AckResult>): string {
+function ackAnswer(result: Acknowledged): string {
   const { wkIdentity, id, action, epoch, offset, side, at } = result.event;
   return JSON.stringify({ id, wkIdentity, action, epoch, offset, delivered: { side, at } });
 }
@@ -299,10 +300,10 @@ export const actionRoutes: MountedRoute<ActionDeps>[] = [
     spec: actionAck,
     handling: ({ stores, guards, actionEvents: events }) => {
       const store = stores.actions;
-      // A session token binds the ack to its side: only a record of that side's direction is found.
+      // A session token binds the ack to its side: a record to the other side is refused, nothing recorded.
       const ack = (params: Record<string, string>, side: Side | undefined) => {
         const { wkIdentity, id } = parseAckParams({ ...params });
-        return acknowledge(store, events, 'http', wkIdentity, id, side ?? 'both');
+        return acknowledge(store, events, 'http', wkIdentity, id, side);
       };
       return {
         guards: [
@@ -319,15 +320,16 @@ export const actionRoutes: MountedRoute<ActionDeps>[] = [
           // A byte-identical resend is answered as the first ack was: the same receipt.
           guards.signed(actionAck.signedAs, async (_body, _id, params) => {
             const result = await ack(params, undefined);
-            return result === undefined ? null : ackAnswer(result);
+            return typeof result === 'string' ? null : ackAnswer(result);
           }),
         ],
         handler: async (ctx) => {
           ctx.state.writing = true;
           const result = await ack(ctx.params, ctx.state.tokenSide);
-          if (result === undefined) {
+          if (typeof result === 'string') {
             // Nothing was written: the credential's nonce is given back.
             ctx.state.writing = false;
+            if (result === 'other_side') throw bindingRefusal('ack', ctx.state.log);
             throw new AppError('NOT_FOUND', NO_RECORD);
           }
           okJson(ctx, ackAnswer(result));

@@ -1,5 +1,6 @@
-import type { LimitedReply, LimitedWork } from '../core/limits/rate-limit.js';
+import { consumeWithin, type LimitedReply, type LimitedWork } from '../core/limits/rate-limit.js';
 import { Cluster } from 'ioredis';
+import type { RateLimiterRedis } from 'rate-limiter-flexible';
 import { actionTypeRule } from '../action-types/index.js';
 import { encodeIntent } from '../push/index.js';
 import { newRecordId } from '../core/record-id.js';
@@ -14,6 +15,7 @@ import { streamMetrics } from './metrics.js';
 const LIMITED_READ = readScript(new URL('lua/read-limited-3.lua', import.meta.url));
 const READ_RECORD = readScript(new URL('lua/read-record-2.lua', import.meta.url));
 const ACK = readScript(new URL('lua/ack-3.lua', import.meta.url));
+const ACK_LIMITED = readScript(new URL('lua/ack-limited-4.lua', import.meta.url));
 const REPLACE_APPEND = readScript(new URL('lua/replace-append-4.lua', import.meta.url));
 const READ_STREAM = readScript(new URL('lua/read-stream-3.lua', import.meta.url));
 const RENEW_EPOCH = readScript(new URL('lua/renew-epoch-2.lua', import.meta.url));
@@ -155,11 +157,29 @@ export interface ReceiptNotice {
   header: string;
 }
 
-/** What an ack found: nothing, or the record it acknowledged with the first receipt, and whether this ack stored it. */
-export type AckResult =
-  undefined | { first: boolean; event: DeliveredEvent; json: string; published: boolean };
+/** An ack that stored or found the record's receipt: the `delivered` event, and whether this ack stored it. */
+export interface Acknowledged {
+  first: boolean;
+  event: DeliveredEvent;
+  json: string;
+  published: boolean;
+}
 
-type AckReply = [0] | [1 | 2, string, Side, string, string, number, string];
+/**
+ * An ack that recorded nothing: no retained record with that id, a record to the other side than the one
+ * acknowledging, or the client's budget spent.
+ */
+export type AckRefusal = 'not_found' | 'other_side' | 'rate_limited';
+
+export type AckResult = Acknowledged | AckRefusal;
+
+/** The budget a client's ack spends one point of (a socket ack: the join budget), and the client's key in it. */
+export interface AckBudget {
+  limiter: RateLimiterRedis;
+  client: string;
+}
+
+type AckReply = [0] | [3, Side] | [1 | 2, string, Side, string, string, number, string];
 
 /** A stored receipt's JSON: the relay's own, so parsed as such; anything else is no receipt. */
 function parseReceipt(text: string | null | undefined): Receipt | undefined {
@@ -180,6 +200,7 @@ export class ActionStore {
   private readonly limitedRead;
   private readonly readRecord;
   private readonly ackScript;
+  private readonly ackLimited;
   private readonly replaceAppend;
   private readonly readStreamScript;
   private readonly renewEpochScript;
@@ -196,6 +217,7 @@ export class ActionStore {
     this.limitedRead = defineScript<LimitedReply<RawRead>>(redis, 'relayActionReadLimited', LIMITED_READ);
     this.readRecord = defineScript<RawRead>(redis, 'relayActionReadRecord', READ_RECORD);
     this.ackScript = defineScript<AckReply>(redis, 'relayActionAck', ACK);
+    this.ackLimited = defineScript<LimitedReply<AckReply>>(redis, 'relayActionAckLimited', ACK_LIMITED);
     this.replaceAppend = defineScript<0 | 1 | [string, number]>(
       redis,
       'relayActionReplaceAppend',
@@ -332,38 +354,54 @@ export class ActionStore {
   }
 
   /**
-   * Acknowledges the record `id` of the pair, searched in the streams of `directions` (docs/api.md#acks-and-receipts):
-   * one script, which stores the first receipt and, given `notice`, publishes its `delivered` notice.
+   * Acknowledges the record `id` of the pair as `side` (undefined: either side) (docs/api.md#acks-and-receipts):
+   * one script, which stores the first receipt and, given `notice`, publishes its `delivered` notice. A `budget`
+   * is spent in the same script where its key is on the pair's node; on a cluster it is in another slot, so it is
+   * spent first in its own round trip (sent together, a refused ack would be recorded all the same).
    */
   async acknowledge(
     wkIdentity: string,
     id: string,
-    directions: Side | 'both',
+    side: Side | undefined,
     notice: ReceiptNotice | undefined,
+    budget?: AckBudget,
   ): Promise<AckResult> {
     const at = new Date().toISOString();
-    const reply = await this.ackScript(
-      [
-        this.keys.receipts(wkIdentity),
-        this.keys.stream(wkIdentity, 'key'),
-        this.keys.stream(wkIdentity, 'wallet'),
-      ],
-      [
-        id,
-        directions,
-        at,
-        this.ttlSeconds,
-        this.ttlSeconds * 1000,
-        this.stream.length,
-        notice?.channels.key ?? '',
-        notice?.channels.wallet ?? '',
-        wkIdentity,
-        notice?.header ?? '',
-      ],
-    );
-    if (reply[0] === 0) return undefined;
-    const [status, receiptJson, side, action, epoch, offset, json] = reply;
-    const receipt = parseReceipt(receiptJson) ?? { side, at };
+    const keys = [
+      this.keys.receipts(wkIdentity),
+      this.keys.stream(wkIdentity, 'key'),
+      this.keys.stream(wkIdentity, 'wallet'),
+    ];
+    const args = [
+      id,
+      side ?? '',
+      at,
+      this.ttlSeconds,
+      this.ttlSeconds * 1000,
+      this.stream.length,
+      notice?.channels.key ?? '',
+      notice?.channels.wallet ?? '',
+      wkIdentity,
+      notice?.header ?? '',
+    ];
+    let reply: AckReply;
+    if (budget === undefined) reply = await this.ackScript(keys, args);
+    else if (this.redis instanceof Cluster) {
+      if ((await consumeWithin(budget.limiter, budget.client)) !== undefined) return 'rate_limited';
+      reply = await this.ackScript(keys, args);
+    } else {
+      const { limiter, client } = budget;
+      const [, , within] = await this.ackLimited(
+        [limiter.getKey(client), ...keys],
+        [limiter.points, limiter.duration, ...args],
+      );
+      if (within === undefined) return 'rate_limited';
+      reply = within;
+    }
+    if (reply[0] === 0) return 'not_found';
+    if (reply[0] === 3) return 'other_side';
+    const [status, receiptJson, target, action, epoch, offset, json] = reply;
+    const receipt = parseReceipt(receiptJson) ?? { side: target, at };
     return {
       first: status === 1,
       event: { wkIdentity, id, action, epoch, offset, side: receipt.side, at: receipt.at },

@@ -133,31 +133,83 @@ describe('POST /v1/action/{wkIdentity}/{id}/ack (docs/api.md#post-v1actionwkiden
     }
   });
 
-  it("a session token of the record's target side acknowledges it (HTTP, and a socket joined with it); the other side's finds nothing", async () => {
-    const sessions = await startTestApi(SESSION_ENV);
-    try {
+  describe('with session tokens', () => {
+    let sessions: TestApi;
+    let tokens: { key: string; wallet: string };
+    before(async () => {
+      sessions = await startTestApi(SESSION_ENV);
+      tokens = { key: await pairToken(sessions.url, 'key'), wallet: await pairToken(sessions.url, 'wallet') };
+    });
+    after(() => sessions.stop());
+
+    /** A 401 of a token bound to another side than the record's target side, as a read's binding refusal. */
+    function expectBindingRefused(res: Awaited<ReturnType<typeof post>>): void {
+      expect(res.status).to.equal(401);
+      expect(res.body).to.deep.equal({
+        success: false,
+        error: {
+          code: 'AUTH_INVALID',
+          message: 'The session token is invalid.',
+          details: [{ field: '/headers/authorization', message: 'refused: binding' }],
+          requestId: res.headers.get('x-request-id'),
+        },
+      });
+    }
+
+    it("a token of the record's target side acknowledges it (HTTP, and a socket joined with it)", async () => {
       const record = (await post(sessions.url, '/v1/action', REQUEST)).body.data;
-      const [keyToken, walletToken] = [
-        await pairToken(sessions.url, 'key'),
-        await pairToken(sessions.url, 'wallet'),
-      ];
-      const wrong = await post(sessions.url, ackPath(record.id), {}, bearer(walletToken));
-      expect(wrong.status).to.equal(404);
-      await nothingRecorded();
       const socket = client(sessions.url, 'key', undefined);
       await connected(socket);
       const joined = await socket.socket
         .timeout(5000)
-        .emitWithAck('join', { wkIdentity: PAIR.wkIdentity, token: keyToken });
+        .emitWithAck('join', { wkIdentity: PAIR.wkIdentity, token: tokens.key });
       expect(joined).to.have.property('ok', true);
       const bySocket = (await socket.socket
         .timeout(5000)
         .emitWithAck('ack', { wkIdentity: PAIR.wkIdentity, id: record.id })) as { delivered: object };
-      const byHttp = await post(sessions.url, ackPath(record.id), {}, bearer(keyToken));
+      const byHttp = await post(sessions.url, ackPath(record.id), {}, bearer(tokens.key));
       expect(byHttp.status).to.equal(200);
       expect(byHttp.body.data.delivered).to.deep.equal(bySocket.delivered);
-    } finally {
-      await sessions.stop();
-    }
+    });
+
+    it("the other side's token: 401 AUTH_INVALID (binding) for a record of either direction, nothing recorded", async () => {
+      const request = (await post(sessions.url, '/v1/action', REQUEST)).body.data;
+      expectBindingRefused(await post(sessions.url, ackPath(request.id), {}, bearer(tokens.wallet)));
+      await nothingRecorded();
+      const reply = { ...REQUEST, action: 'txid', payload: 'bb' };
+      delete (reply as Partial<typeof REQUEST>).path;
+      const answer = (await post(sessions.url, '/v1/action', reply)).body.data;
+      expectBindingRefused(await post(sessions.url, ackPath(answer.id), {}, bearer(tokens.key)));
+      await nothingRecorded();
+      const byWallet = await post(sessions.url, ackPath(answer.id), {}, bearer(tokens.wallet));
+      expect(byWallet.status).to.equal(200);
+      expect(byWallet.body.data).to.include({ id: answer.id, action: 'txid' });
+      expect(byWallet.body.data.delivered.side).to.equal('wallet');
+      // An unknown id is still a 404 for a token of either side.
+      const unknown = await post(sessions.url, ackPath('AAAAAAAAAAAAAAAAAAAAAA'), {}, bearer(tokens.key));
+      expect(unknown.status).to.equal(404);
+      expect(unknown.body).to.deep.equal(errorBody(unknown, 'NOT_FOUND'));
+    });
+
+    it("a socket: the other side's token cannot join this path; joined on its own path, a record to the other side is NOT_FOUND", async () => {
+      const record = (await post(sessions.url, '/v1/action', REQUEST)).body.data;
+      const stranger = client(sessions.url, 'key', undefined);
+      await connected(stranger);
+      const refused = await stranger.socket
+        .timeout(5000)
+        .emitWithAck('join', { wkIdentity: PAIR.wkIdentity, token: tokens.wallet });
+      expect(refused).to.deep.equal({ ok: false, code: 'AUTH_INVALID' });
+      const wallet = client(sessions.url, 'wallet', undefined);
+      await connected(wallet);
+      const joined = await wallet.socket
+        .timeout(5000)
+        .emitWithAck('join', { wkIdentity: PAIR.wkIdentity, token: tokens.wallet });
+      expect(joined).to.have.property('ok', true);
+      const acked = await wallet.socket
+        .timeout(5000)
+        .emitWithAck('ack', { wkIdentity: PAIR.wkIdentity, id: record.id });
+      expect(acked).to.deep.equal({ ok: false, code: 'NOT_FOUND' });
+      await nothingRecorded();
+    });
   });
 });
