@@ -15,7 +15,7 @@ import {
   streamMetrics,
   type LongPollOutcome,
 } from './metrics.js';
-import { answeredNotModified } from '../core/http/conditional.js';
+import { answeredNotModified, namedTags, namesCurrentTag } from '../core/http/conditional.js';
 import { validator } from '../core/validation/validate.js';
 import { ackBody, ackParams, actionBody, streamQuery } from './schema.js';
 import { ipBucket } from '../core/http/client-ip.js';
@@ -26,7 +26,9 @@ import { acknowledge, type ReceiptEvents } from './acks.js';
 import { bindingRefusal } from '../identity/index.js';
 import { actionTypeRule, pushSide, unsignedGuard } from '../action-types/index.js';
 import {
+  idTag,
   mailboxRead,
+  namedIds,
   PendingVerified,
   recordTag,
   withReceipt,
@@ -286,8 +288,17 @@ export const actionRoutes: MountedRoute<ActionDeps>[] = [
           const { id } = parseParams({ ...ctx.params });
           const query = parseQuery({ ...ctx.query });
           if (query) return answerStream(ctx, stores.actions, longPolls, id, query);
-          const read = mailboxRead(await readWithin(ctx.state.limit, stores.actions.recordRead(id)));
-          if (read === null)
+          const field = ctx.req.headers['if-none-match'];
+          const named = field === undefined ? [] : namedIds(namedTags(field));
+          let read = mailboxRead(await readWithin(ctx.state.limit, stores.actions.recordRead(id, named)));
+          if (read !== null && !('json' in read)) {
+            // The record the client has, not read: a 304 unless its receipt changed since the client's tag.
+            const tag = idTag(read.id, read.receipt);
+            if (namesCurrentTag(field, tag) && answeredNotModified(ctx, tag)) return countNotModified();
+            // The read above counted against the rate limit: this one, for the record itself, does not.
+            read = mailboxRead(await stores.actions.recordRead(id).unlimited());
+          }
+          if (read === null || !('json' in read))
             throw new AppError('NOT_FOUND', 'The action mailbox of this pair is empty or expired.');
           const tag = recordTag(read.json, read.receipt);
           if (tag !== null && answeredNotModified(ctx, tag)) return countNotModified();

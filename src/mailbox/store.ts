@@ -50,14 +50,18 @@ export interface ActionRecord extends ActionRequest {
   offset?: number;
 }
 
-/** The read scripts' reply: the record and its receipt's JSON, or null for an empty mailbox. */
-export type RawRead = [string, string | null] | null;
+/**
+ * The read scripts' reply: the record and its receipt's JSON; for a record whose id the request named, no record
+ * but its id; null for an empty mailbox.
+ */
+export type RawRead = [string, string | null] | [null, string | null, string] | null;
 
 /** The mailbox read out of a read script's reply. */
-export function mailboxRead(raw: RawRead): MailboxRead | null {
+export function mailboxRead(raw: RawRead): MailboxRead | NamedRecord | null {
   if (raw === null) return null;
   const receipt = parseReceipt(raw[1]);
-  return receipt === undefined ? { json: raw[0] } : { json: raw[0], receipt };
+  const read = raw[0] === null ? { id: raw[2]! } : { json: raw[0] };
+  return receipt === undefined ? read : { ...read, receipt };
 }
 
 /** A client's position in a direction's stream: the epoch and the offset of the last record it has (0: none). */
@@ -111,6 +115,10 @@ export interface SavedAction {
 
 /** A record as stored starts with its id (records are serialized id first); ids are base64url. */
 const ID_FIRST = /^\{"id":"([A-Za-z0-9_-]{1,64})",/;
+/** A tag recordTag gives: the record's id, then its receipt's time. */
+const TAG = /^"([A-Za-z0-9_-]{1,64})(?:\.[0-9a-z]+)?"$/;
+/** The most ids of a request's tags a read looks for: more only cost the read, a 304 is told all the same. */
+const NAMED_MAX = 4;
 
 /**
  * The entity tag of a stored record (JSON text), the same on every pod: `"<id>"`, read off the text without
@@ -119,8 +127,23 @@ const ID_FIRST = /^\{"id":"([A-Za-z0-9_-]{1,64})",/;
  */
 export function recordTag(json: string, receipt?: Receipt): string | null {
   const id = ID_FIRST.exec(json)?.[1];
-  if (id === undefined) return null;
+  return id === undefined ? null : idTag(id, receipt);
+}
+
+/** The entity tag of the record `id` with its receipt, if any (see recordTag). */
+export function idTag(id: string, receipt?: Receipt): string {
   return receipt === undefined ? `"${id}"` : `"${id}.${Date.parse(receipt.at).toString(36)}"`;
+}
+
+/** The record ids an `If-None-Match`'s tags name (see namedTags), for a read to skip that record's text. */
+export function namedIds(tags: readonly string[] | '*'): string[] {
+  if (tags === '*') return ['*'];
+  const ids: string[] = [];
+  for (const tag of tags) {
+    const id = TAG.exec(tag)?.[1];
+    if (id !== undefined && !ids.includes(id) && ids.length < NAMED_MAX) ids.push(id);
+  }
+  return ids;
 }
 
 /** The first ack of a record: its target side, and when (docs/api.md#acks-and-receipts). */
@@ -132,6 +155,12 @@ export interface Receipt {
 /** The mailbox's record (JSON text) and, once it was acknowledged, its receipt. */
 export interface MailboxRead {
   json: string;
+  receipt?: Receipt;
+}
+
+/** The mailbox's record when the request named its id: not read, only its id and receipt. */
+export interface NamedRecord {
+  id: string;
   receipt?: Receipt;
 }
 
@@ -345,12 +374,13 @@ export class ActionStore {
 
   /**
    * The mailbox's record and its receipt, as work the global rate limit can run in its own script
-   * (GlobalLimit.runWithinLimit); the caller parses the reply with `mailboxRead`.
+   * (GlobalLimit.runWithinLimit); the record is not read when its id is one of `named` (namedIds). The caller
+   * parses the reply with `mailboxRead`.
    */
-  recordRead(wkIdentity: string): LimitedWork<RawRead> {
+  recordRead(wkIdentity: string, named: string[] = []): LimitedWork<RawRead> {
     const keys = [this.keys.action(wkIdentity), this.keys.receipts(wkIdentity)];
-    const unlimited = () => this.readRecord(keys, []);
-    return { redis: this.redis, script: this.limitedRead, keys, args: [], unlimited };
+    const unlimited = () => this.readRecord(keys, named);
+    return { redis: this.redis, script: this.limitedRead, keys, args: named, unlimited };
   }
 
   /**

@@ -75,8 +75,13 @@ describe('POST /v1/action/{wkIdentity}/{id}/ack (docs/api.md#post-v1actionwkiden
     const newTag = after.headers.get('etag')!;
     expect(newTag).to.not.equal(tag);
     expect(newTag.startsWith(tag.slice(0, -1) + '.')).to.equal(true);
-    expect((await get(api.url, READ, { 'if-none-match': tag })).status).to.equal(200);
+    // The tag the client has names the record's id, but not its receipt: the record with the receipt.
+    const stale = await get(api.url, READ, { 'if-none-match': tag });
+    expect(stale.status).to.equal(200);
+    expect(stale.body.data).to.deep.equal(after.body.data);
+    expect(stale.headers.get('etag')).to.equal(newTag);
     expect((await get(api.url, READ, { 'if-none-match': newTag })).status).to.equal(304);
+    expect((await get(api.url, READ, { 'if-none-match': `"other", W/${newTag}` })).status).to.equal(304);
   });
 
   it('no credential: 401 AUTH_REQUIRED whatever AUTH_MODE says; a bad one: 401; nothing recorded', async () => {
