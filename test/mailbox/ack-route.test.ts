@@ -161,15 +161,21 @@ describe('POST /v1/action/{wkIdentity}/{id}/ack (docs/api.md#post-v1actionwkiden
       });
     }
 
+    /** A socket on `path` whose join carried `token`, and the join's answer. */
+    async function joinedWith(path: 'key' | 'wallet', token: string) {
+      const socket = client(sessions.url, path, undefined);
+      await connected(socket);
+      const answer = await socket.socket
+        .timeout(5000)
+        .emitWithAck('join', { wkIdentity: PAIR.wkIdentity, token });
+      return { socket: socket.socket, answer };
+    }
+
     it("a token of the record's target side acknowledges it (HTTP, and a socket joined with it)", async () => {
       const record = (await post(sessions.url, '/v1/action', REQUEST)).body.data;
-      const socket = client(sessions.url, 'key', undefined);
-      await connected(socket);
-      const joined = await socket.socket
-        .timeout(5000)
-        .emitWithAck('join', { wkIdentity: PAIR.wkIdentity, token: tokens.key });
-      expect(joined).to.have.property('ok', true);
-      const bySocket = (await socket.socket
+      const { socket, answer } = await joinedWith('key', tokens.key);
+      expect(answer).to.have.property('ok', true);
+      const bySocket = (await socket
         .timeout(5000)
         .emitWithAck('ack', { wkIdentity: PAIR.wkIdentity, id: record.id })) as { delivered: object };
       const byHttp = await post(sessions.url, ackPath(record.id), {}, bearer(tokens.key));
@@ -198,18 +204,10 @@ describe('POST /v1/action/{wkIdentity}/{id}/ack (docs/api.md#post-v1actionwkiden
 
     it("a socket: the other side's token cannot join this path; joined on its own path, a record to the other side is NOT_FOUND", async () => {
       const record = (await post(sessions.url, '/v1/action', REQUEST)).body.data;
-      const stranger = client(sessions.url, 'key', undefined);
-      await connected(stranger);
-      const refused = await stranger.socket
-        .timeout(5000)
-        .emitWithAck('join', { wkIdentity: PAIR.wkIdentity, token: tokens.wallet });
+      const refused = (await joinedWith('key', tokens.wallet)).answer;
       expect(refused).to.deep.equal({ ok: false, code: 'AUTH_INVALID' });
-      const wallet = client(sessions.url, 'wallet', undefined);
-      await connected(wallet);
-      const joined = await wallet.socket
-        .timeout(5000)
-        .emitWithAck('join', { wkIdentity: PAIR.wkIdentity, token: tokens.wallet });
-      expect(joined).to.have.property('ok', true);
+      const wallet = await joinedWith('wallet', tokens.wallet);
+      expect(wallet.answer).to.have.property('ok', true);
       const acked = await wallet.socket
         .timeout(5000)
         .emitWithAck('ack', { wkIdentity: PAIR.wkIdentity, id: record.id });

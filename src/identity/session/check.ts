@@ -131,7 +131,9 @@ function tokenRefusal(
   recordTokenCheck(route, outcome);
   log.info('session token refused', { route, outcome, reason, ...(kid === undefined ? {} : { kid }) });
   return new AppError(outcome === 'invalid' ? 'AUTH_INVALID' : 'AUTH_EXPIRED', MESSAGES[outcome], {
-    details: [{ field: FIELD[place], message: reason === 'revoked' ? 'session ended' : `refused: ${reason}` }],
+    details: [
+      { field: FIELD[place], message: reason === 'revoked' ? 'session ended' : `refused: ${reason}` },
+    ],
     headers: route === 'read' ? CHALLENGE : {},
   });
 }
