@@ -59,9 +59,15 @@ export type RawRead = [string, string | null] | [null, string | null, string] | 
 /** The mailbox read out of a read script's reply. */
 export function mailboxRead(raw: RawRead): MailboxRead | NamedRecord | null {
   if (raw === null) return null;
+  if (raw[0] !== null) return withParsedReceipt(raw[0], raw[1]);
   const receipt = parseReceipt(raw[1]);
-  const read = raw[0] === null ? { id: raw[2]! } : { json: raw[0] };
-  return receipt === undefined ? read : { ...read, receipt };
+  return receipt === undefined ? { id: raw[2] } : { id: raw[2], receipt };
+}
+
+/** A stored record (JSON text) and its receipt, from the receipt's JSON as stored (or null). */
+function withParsedReceipt(json: string, receiptJson: string | null): MailboxRead {
+  const receipt = parseReceipt(receiptJson);
+  return receipt === undefined ? { json } : { json, receipt };
 }
 
 /** A client's position in a direction's stream: the epoch and the offset of the last record it has (0: none). */
@@ -465,7 +471,7 @@ export class ActionStore {
     const [epoch, last, oldest] = reply as [string | null, number, number];
     const records: StreamRead['records'] = [];
     for (let i = 3; i + 2 < reply.length; i += 3) {
-      const read = mailboxRead([String(reply[i + 1]), reply[i + 2] as string | null])!;
+      const read = withParsedReceipt(String(reply[i + 1]), reply[i + 2] as string | null);
       records.push({ offset: Number(reply[i]), ...read });
     }
     return { epoch, offset: last, recovered: recovered(since, epoch, last, oldest), records };
