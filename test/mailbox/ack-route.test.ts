@@ -138,6 +138,28 @@ describe('POST /v1/action/{wkIdentity}/{id}/ack (docs/api.md#post-v1actionwkiden
     }
   });
 
+  it('an older record still in the stream (replaced in the mailbox) is acknowledged; one trimmed from it is 404', async () => {
+    const open = await startTestApi({ AUTH_ROUTES: 'ack=off', STREAM_LENGTH: '3' });
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 4; i++) ids.push((await post(open.url, '/v1/action', REQUEST)).body.data.id);
+      const trimmed = await post(open.url, ackPath(ids[0]!), {});
+      expect(trimmed.status).to.equal(404);
+      expect(trimmed.body).to.deep.equal(errorBody(trimmed, 'NOT_FOUND'));
+      await nothingRecorded();
+      for (const id of [ids[1]!, ids[2]!]) {
+        const res = await post(open.url, ackPath(id), {});
+        expect(res.status, id).to.equal(200);
+        expect(res.body.data.id).to.equal(id);
+      }
+      expect(Object.keys(await redis().hgetall(keys.receipts(PAIR.wkIdentity))).sort()).to.deep.equal(
+        [ids[1]!, ids[2]!].sort(),
+      );
+    } finally {
+      await open.stop();
+    }
+  });
+
   describe('with session tokens', () => {
     let sessions: TestApi;
     let tokens: { key: string; wallet: string };
