@@ -9,7 +9,7 @@ export { signedBody } from './route-guard.js';
 export { announceVerifier, chooseVerifier } from './signature.js';
 export { AuthStore } from './store.js';
 export { openSessions } from './session/open.js';
-export { sessionRead, type SessionCheck } from './session/check.js';
+export { bindingRefusal, sessionRead, type SessionCheck } from './session/check.js';
 export { SessionStore } from './session/store.js';
 export { session, sessionChallenge, sessionRevoked, type Sessions } from './session/routes.js';
 

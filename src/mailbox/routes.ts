@@ -15,7 +15,7 @@ import {
   streamMetrics,
   type LongPollOutcome,
 } from './metrics.js';
-import { answeredNotModified } from '../core/http/conditional.js';
+import { answeredNotModified, namedTags, namesCurrentTag } from '../core/http/conditional.js';
 import { validator } from '../core/validation/validate.js';
 import { ackBody, ackParams, actionBody, streamQuery } from './schema.js';
 import { ipBucket } from '../core/http/client-ip.js';
@@ -23,13 +23,16 @@ import type { Side } from '../core/sides.js';
 import type { LongPolls } from './long-poll.js';
 import { idParams } from '../core/validation/common-schema.js';
 import { acknowledge, type ReceiptEvents } from './acks.js';
+import { bindingRefusal } from '../identity/index.js';
 import { actionTypeRule, pushSide, unsignedGuard } from '../action-types/index.js';
 import {
+  idTag,
   mailboxRead,
+  namedIds,
   PendingVerified,
   recordTag,
   withReceipt,
-  type AckResult,
+  type Acknowledged,
   type ActionRecord,
   type ActionRequest,
   type ActionStore,
@@ -164,7 +167,7 @@ export const actionAck = {
 } satisfies RouteSpec<SignedRoute>;
 
 /** An ack's answer: the record acknowledged and its receipt. */
-function ackAnswer(result: NonNullable<AckResult>): string {
+function ackAnswer(result: Acknowledged): string {
   const { wkIdentity, id, action, epoch, offset, side, at } = result.event;
   return JSON.stringify({ id, wkIdentity, action, epoch, offset, delivered: { side, at } });
 }
@@ -285,8 +288,17 @@ export const actionRoutes: MountedRoute<ActionDeps>[] = [
           const { id } = parseParams({ ...ctx.params });
           const query = parseQuery({ ...ctx.query });
           if (query) return answerStream(ctx, stores.actions, longPolls, id, query);
-          const read = mailboxRead(await readWithin(ctx.state.limit, stores.actions.recordRead(id)));
-          if (read === null)
+          const field = ctx.req.headers['if-none-match'];
+          const named = field === undefined ? [] : namedIds(namedTags(field));
+          let read = mailboxRead(await readWithin(ctx.state.limit, stores.actions.recordRead(id, named)));
+          if (read !== null && !('json' in read)) {
+            // The record the client has, not read: a 304 unless its receipt changed since the client's tag.
+            const tag = idTag(read.id, read.receipt);
+            if (namesCurrentTag(field, tag) && answeredNotModified(ctx, tag)) return countNotModified();
+            // The read above counted against the rate limit: this one, for the record itself, does not.
+            read = mailboxRead(await stores.actions.recordRead(id).unlimited());
+          }
+          if (read === null || !('json' in read))
             throw new AppError('NOT_FOUND', 'The action mailbox of this pair is empty or expired.');
           const tag = recordTag(read.json, read.receipt);
           if (tag !== null && answeredNotModified(ctx, tag)) return countNotModified();
@@ -299,10 +311,10 @@ export const actionRoutes: MountedRoute<ActionDeps>[] = [
     spec: actionAck,
     handling: ({ stores, guards, actionEvents: events }) => {
       const store = stores.actions;
-      // A session token binds the ack to its side: only a record of that side's direction is found.
+      // A session token binds the ack to its side: a record to the other side is refused, nothing recorded.
       const ack = (params: Record<string, string>, side: Side | undefined) => {
         const { wkIdentity, id } = parseAckParams({ ...params });
-        return acknowledge(store, events, 'http', wkIdentity, id, side ?? 'both');
+        return acknowledge(store, events, 'http', wkIdentity, id, side);
       };
       return {
         guards: [
@@ -319,15 +331,16 @@ export const actionRoutes: MountedRoute<ActionDeps>[] = [
           // A byte-identical resend is answered as the first ack was: the same receipt.
           guards.signed(actionAck.signedAs, async (_body, _id, params) => {
             const result = await ack(params, undefined);
-            return result === undefined ? null : ackAnswer(result);
+            return typeof result === 'string' ? null : ackAnswer(result);
           }),
         ],
         handler: async (ctx) => {
           ctx.state.writing = true;
           const result = await ack(ctx.params, ctx.state.tokenSide);
-          if (result === undefined) {
+          if (typeof result === 'string') {
             // Nothing was written: the credential's nonce is given back.
             ctx.state.writing = false;
+            if (result === 'other_side') throw bindingRefusal('ack', ctx.state.log);
             throw new AppError('NOT_FOUND', NO_RECORD);
           }
           okJson(ctx, ackAnswer(result));

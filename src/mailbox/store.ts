@@ -1,5 +1,6 @@
-import type { LimitedReply, LimitedWork } from '../core/limits/rate-limit.js';
+import { consumeWithin, type LimitedReply, type LimitedWork } from '../core/limits/rate-limit.js';
 import { Cluster } from 'ioredis';
+import type { RateLimiterRedis } from 'rate-limiter-flexible';
 import { actionTypeRule } from '../action-types/index.js';
 import { encodeIntent } from '../push/index.js';
 import { newRecordId } from '../core/record-id.js';
@@ -14,6 +15,7 @@ import { streamMetrics } from './metrics.js';
 const LIMITED_READ = readScript(new URL('lua/read-limited-3.lua', import.meta.url));
 const READ_RECORD = readScript(new URL('lua/read-record-2.lua', import.meta.url));
 const ACK = readScript(new URL('lua/ack-3.lua', import.meta.url));
+const ACK_LIMITED = readScript(new URL('lua/ack-limited-4.lua', import.meta.url));
 const REPLACE_APPEND = readScript(new URL('lua/replace-append-4.lua', import.meta.url));
 const READ_STREAM = readScript(new URL('lua/read-stream-3.lua', import.meta.url));
 const RENEW_EPOCH = readScript(new URL('lua/renew-epoch-2.lua', import.meta.url));
@@ -48,14 +50,24 @@ export interface ActionRecord extends ActionRequest {
   offset?: number;
 }
 
-/** The read scripts' reply: the record and its receipt's JSON, or null for an empty mailbox. */
-export type RawRead = [string, string | null] | null;
+/**
+ * The read scripts' reply: the record and its receipt's JSON; for a record whose id the request named, no record
+ * but its id; null for an empty mailbox.
+ */
+export type RawRead = [string, string | null] | [null, string | null, string] | null;
 
 /** The mailbox read out of a read script's reply. */
-export function mailboxRead(raw: RawRead): MailboxRead | null {
+export function mailboxRead(raw: RawRead): MailboxRead | NamedRecord | null {
   if (raw === null) return null;
+  if (raw[0] !== null) return withParsedReceipt(raw[0], raw[1]);
   const receipt = parseReceipt(raw[1]);
-  return receipt === undefined ? { json: raw[0] } : { json: raw[0], receipt };
+  return receipt === undefined ? { id: raw[2] } : { id: raw[2], receipt };
+}
+
+/** A stored record (JSON text) and its receipt, from the receipt's JSON as stored (or null). */
+function withParsedReceipt(json: string, receiptJson: string | null): MailboxRead {
+  const receipt = parseReceipt(receiptJson);
+  return receipt === undefined ? { json } : { json, receipt };
 }
 
 /** A client's position in a direction's stream: the epoch and the offset of the last record it has (0: none). */
@@ -109,6 +121,10 @@ export interface SavedAction {
 
 /** A record as stored starts with its id (records are serialized id first); ids are base64url. */
 const ID_FIRST = /^\{"id":"([A-Za-z0-9_-]{1,64})",/;
+/** A tag recordTag gives: the record's id, then its receipt's time. */
+const TAG = /^"([A-Za-z0-9_-]{1,64})(?:\.[0-9a-z]+)?"$/;
+/** The most ids of a request's tags a read looks for: more only cost the read, a 304 is told all the same. */
+const NAMED_MAX = 4;
 
 /**
  * The entity tag of a stored record (JSON text), the same on every pod: `"<id>"`, read off the text without
@@ -117,8 +133,23 @@ const ID_FIRST = /^\{"id":"([A-Za-z0-9_-]{1,64})",/;
  */
 export function recordTag(json: string, receipt?: Receipt): string | null {
   const id = ID_FIRST.exec(json)?.[1];
-  if (id === undefined) return null;
+  return id === undefined ? null : idTag(id, receipt);
+}
+
+/** The entity tag of the record `id` with its receipt, if any (see recordTag). */
+export function idTag(id: string, receipt?: Receipt): string {
   return receipt === undefined ? `"${id}"` : `"${id}.${Date.parse(receipt.at).toString(36)}"`;
+}
+
+/** The record ids an `If-None-Match`'s tags name (see namedTags), for a read to skip that record's text. */
+export function namedIds(tags: readonly string[] | '*'): string[] {
+  if (tags === '*') return ['*'];
+  const ids: string[] = [];
+  for (const tag of tags) {
+    const id = TAG.exec(tag)?.[1];
+    if (id !== undefined && !ids.includes(id) && ids.length < NAMED_MAX) ids.push(id);
+  }
+  return ids;
 }
 
 /** The first ack of a record: its target side, and when (docs/api.md#acks-and-receipts). */
@@ -130,6 +161,12 @@ export interface Receipt {
 /** The mailbox's record (JSON text) and, once it was acknowledged, its receipt. */
 export interface MailboxRead {
   json: string;
+  receipt?: Receipt;
+}
+
+/** The mailbox's record when the request named its id: not read, only its id and receipt. */
+export interface NamedRecord {
+  id: string;
   receipt?: Receipt;
 }
 
@@ -155,11 +192,29 @@ export interface ReceiptNotice {
   header: string;
 }
 
-/** What an ack found: nothing, or the record it acknowledged with the first receipt, and whether this ack stored it. */
-export type AckResult =
-  undefined | { first: boolean; event: DeliveredEvent; json: string; published: boolean };
+/** An ack that stored or found the record's receipt: the `delivered` event, and whether this ack stored it. */
+export interface Acknowledged {
+  first: boolean;
+  event: DeliveredEvent;
+  json: string;
+  published: boolean;
+}
 
-type AckReply = [0] | [1 | 2, string, Side, string, string, number, string];
+/**
+ * An ack that recorded nothing: no retained record with that id, a record to the other side than the one
+ * acknowledging, or the client's budget spent.
+ */
+export type AckRefusal = 'not_found' | 'other_side' | 'rate_limited';
+
+export type AckResult = Acknowledged | AckRefusal;
+
+/** The budget a client's ack spends one point of (a socket ack: the join budget), and the client's key in it. */
+export interface AckBudget {
+  limiter: RateLimiterRedis;
+  client: string;
+}
+
+type AckReply = [0] | [3, Side] | [1 | 2, string, Side, string, string, number, string];
 
 /** A stored receipt's JSON: the relay's own, so parsed as such; anything else is no receipt. */
 function parseReceipt(text: string | null | undefined): Receipt | undefined {
@@ -180,6 +235,7 @@ export class ActionStore {
   private readonly limitedRead;
   private readonly readRecord;
   private readonly ackScript;
+  private readonly ackLimited;
   private readonly replaceAppend;
   private readonly readStreamScript;
   private readonly renewEpochScript;
@@ -196,6 +252,7 @@ export class ActionStore {
     this.limitedRead = defineScript<LimitedReply<RawRead>>(redis, 'relayActionReadLimited', LIMITED_READ);
     this.readRecord = defineScript<RawRead>(redis, 'relayActionReadRecord', READ_RECORD);
     this.ackScript = defineScript<AckReply>(redis, 'relayActionAck', ACK);
+    this.ackLimited = defineScript<LimitedReply<AckReply>>(redis, 'relayActionAckLimited', ACK_LIMITED);
     this.replaceAppend = defineScript<0 | 1 | [string, number]>(
       redis,
       'relayActionReplaceAppend',
@@ -323,47 +380,64 @@ export class ActionStore {
 
   /**
    * The mailbox's record and its receipt, as work the global rate limit can run in its own script
-   * (GlobalLimit.runWithinLimit); the caller parses the reply with `mailboxRead`.
+   * (GlobalLimit.runWithinLimit); the record is not read when its id is one of `named` (namedIds). The caller
+   * parses the reply with `mailboxRead`.
    */
-  recordRead(wkIdentity: string): LimitedWork<RawRead> {
+  recordRead(wkIdentity: string, named: string[] = []): LimitedWork<RawRead> {
     const keys = [this.keys.action(wkIdentity), this.keys.receipts(wkIdentity)];
-    const unlimited = () => this.readRecord(keys, []);
-    return { redis: this.redis, script: this.limitedRead, keys, args: [], unlimited };
+    const unlimited = () => this.readRecord(keys, named);
+    return { redis: this.redis, script: this.limitedRead, keys, args: named, unlimited };
   }
 
   /**
-   * Acknowledges the record `id` of the pair, searched in the streams of `directions` (docs/api.md#acks-and-receipts):
-   * one script, which stores the first receipt and, given `notice`, publishes its `delivered` notice.
+   * Acknowledges the record `id` of the pair as `side` (undefined: either side) (docs/api.md#acks-and-receipts):
+   * one script, which stores the first receipt and, given `notice`, publishes its `delivered` notice. A `budget`
+   * is spent in the same script where its key is on the pair's node; on a cluster it is in another slot, so it is
+   * spent first in its own round trip (sent together, a refused ack would be recorded all the same).
    */
   async acknowledge(
     wkIdentity: string,
     id: string,
-    directions: Side | 'both',
+    side: Side | undefined,
     notice: ReceiptNotice | undefined,
+    budget?: AckBudget,
   ): Promise<AckResult> {
     const at = new Date().toISOString();
-    const reply = await this.ackScript(
-      [
-        this.keys.receipts(wkIdentity),
-        this.keys.stream(wkIdentity, 'key'),
-        this.keys.stream(wkIdentity, 'wallet'),
-      ],
-      [
-        id,
-        directions,
-        at,
-        this.ttlSeconds,
-        this.ttlSeconds * 1000,
-        this.stream.length,
-        notice?.channels.key ?? '',
-        notice?.channels.wallet ?? '',
-        wkIdentity,
-        notice?.header ?? '',
-      ],
-    );
-    if (reply[0] === 0) return undefined;
-    const [status, receiptJson, side, action, epoch, offset, json] = reply;
-    const receipt = parseReceipt(receiptJson) ?? { side, at };
+    const keys = [
+      this.keys.receipts(wkIdentity),
+      this.keys.stream(wkIdentity, 'key'),
+      this.keys.stream(wkIdentity, 'wallet'),
+    ];
+    const args = [
+      id,
+      side ?? '',
+      at,
+      this.ttlSeconds,
+      this.ttlSeconds * 1000,
+      this.stream.length,
+      notice?.channels.key ?? '',
+      notice?.channels.wallet ?? '',
+      wkIdentity,
+      notice?.header ?? '',
+    ];
+    let reply: AckReply;
+    if (budget === undefined) reply = await this.ackScript(keys, args);
+    else if (this.redis instanceof Cluster) {
+      if ((await consumeWithin(budget.limiter, budget.client)) !== undefined) return 'rate_limited';
+      reply = await this.ackScript(keys, args);
+    } else {
+      const { limiter, client } = budget;
+      const [, , within] = await this.ackLimited(
+        [limiter.getKey(client), ...keys],
+        [limiter.points, limiter.duration, ...args],
+      );
+      if (within === undefined) return 'rate_limited';
+      reply = within;
+    }
+    if (reply[0] === 0) return 'not_found';
+    if (reply[0] === 3) return 'other_side';
+    const [status, receiptJson, target, action, epoch, offset, json] = reply;
+    const receipt = parseReceipt(receiptJson) ?? { side: target, at };
     return {
       first: status === 1,
       event: { wkIdentity, id, action, epoch, offset, side: receipt.side, at: receipt.at },
@@ -397,7 +471,7 @@ export class ActionStore {
     const [epoch, last, oldest] = reply as [string | null, number, number];
     const records: StreamRead['records'] = [];
     for (let i = 3; i + 2 < reply.length; i += 3) {
-      const read = mailboxRead([String(reply[i + 1]), reply[i + 2] as string | null])!;
+      const read = withParsedReceipt(String(reply[i + 1]), reply[i + 2] as string | null);
       records.push({ offset: Number(reply[i]), ...read });
     }
     return { epoch, offset: last, recovered: recovered(since, epoch, last, oldest), records };

@@ -48,8 +48,11 @@ export interface RoomDeps {
   readStream: StreamReader;
   /** Whether a position delivered in the room's direction was lost; draws a new epoch then. */
   positionLost: PositionCheck;
-  /** Acknowledges a record of the room in this path's direction (the socket was checked). */
-  acknowledge(room: string, id: string): Promise<AckResult>;
+  /**
+   * Acknowledges a record of the room in this path's direction (the socket was checked), spending one point of
+   * the `client`'s join budget in the same script.
+   */
+  acknowledge(room: string, id: string, client: string): Promise<AckResult>;
   /** AUTH_ROUTES says `ack=off`: every joined socket is authenticated for its side. */
   acksUnchecked: boolean;
   /** The position of the room's stream of this path's direction, for the answer of a join without one. */
@@ -259,7 +262,7 @@ async function join(
   const joining = shaped(parseJoinEvent, checked.fields);
   if (joining === undefined) return { outcome: 'invalid', code: 'INVALID_PARAMETER' };
   const { wkIdentity, since } = joining;
-  const spent = await spend(socket, deps, 'join');
+  const spent = await spend(socket, deps);
   if (spent !== undefined) return spent;
   // A socket that disconnected while its join waited for Redis must not be added to a room it would never leave.
   if (!socket.connected) return undefined;
@@ -313,14 +316,14 @@ async function join(
 }
 
 /** One point of the per-IP join budget, which joins and acks draw on; undefined when spent. */
-async function spend(socket: RelaySocket, deps: RoomDeps, what: string): Promise<Refused | undefined> {
+async function spend(socket: RelaySocket, deps: RoomDeps): Promise<Refused | undefined> {
   try {
     await deps.joins.consume(socket.data.ip);
     return undefined;
   } catch (err) {
     // Rejections are the budget's answer; an error (past its in-memory fallback) is Redis's, not the client's.
     if (!(err instanceof Error)) return { outcome: 'rate_limited', code: 'RATE_LIMITED' };
-    deps.log.warn(`socket ${what} limiter failed`, errorFields(err));
+    deps.log.warn('socket join limiter failed', errorFields(err));
     return UNAVAILABLE;
   }
 }
@@ -329,8 +332,9 @@ async function spend(socket: RelaySocket, deps: RoomDeps, what: string): Promise
 export type AckAnswer = { ok: true; delivered: { side: Side; at: string } } | { ok: false; code: ErrorCode };
 
 /**
- * An ack: its shape, the socket's membership of the room and its authentication for this path's side, one point
- * of the join budget, then the script. A refusal records nothing and never disconnects the socket.
+ * An ack: its shape, the socket's membership of the room and its authentication for this path's side, then one
+ * script that spends a point of the join budget and acknowledges. A refusal records nothing and never disconnects
+ * the socket.
  */
 async function acknowledged(socket: RelaySocket, data: unknown, deps: RoomDeps): Promise<AckAnswer> {
   const acking = shaped(parseAckEvent, data);
@@ -345,19 +349,15 @@ async function acknowledged(socket: RelaySocket, data: unknown, deps: RoomDeps):
     ackMetrics.counted('socket', 'unauthorized');
     return { ok: false, code: 'AUTH_REQUIRED' };
   }
-  const spent = await spend(socket, deps, 'ack');
-  if (spent !== undefined) {
-    if (spent.outcome === 'rate_limited') ackMetrics.counted('socket', 'rate_limited');
-    return { ok: false, code: spent.code };
-  }
   let result: AckResult;
   try {
-    result = await deps.acknowledge(wkIdentity, id);
+    result = await deps.acknowledge(wkIdentity, id, socket.data.ip);
   } catch (err) {
     deps.log.warn('socket ack failed', { path: deps.side, ...errorFields(err) });
     return { ok: false, code: 'UNAVAILABLE' };
   }
-  if (result === undefined) return { ok: false, code: 'NOT_FOUND' };
+  if (result === 'rate_limited') return { ok: false, code: 'RATE_LIMITED' };
+  if (typeof result === 'string') return { ok: false, code: 'NOT_FOUND' };
   return { ok: true, delivered: { side: result.event.side, at: result.event.at } };
 }
 

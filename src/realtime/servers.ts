@@ -182,7 +182,8 @@ export class Realtime {
         listening: (room) => this.channels.listening(side, room),
         readStream: (room, since) => this.deps.store.readStream(room, side, since),
         positionLost: (room, delivered) => this.deps.store.positionLost(room, side, delivered),
-        acknowledge: (room, id) => acknowledge(this.deps.store, this.emitter, 'socket', room, id, side),
+        acknowledge: (room, id, client) =>
+          acknowledge(this.deps.store, this.emitter, 'socket', room, id, side, { limiter: joins, client }),
         acksUnchecked: config.auth.modes.ack === 'off',
         position: (room) => this.deps.store.position(room, side),
         presence: this.presence,

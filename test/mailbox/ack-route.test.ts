@@ -75,8 +75,13 @@ describe('POST /v1/action/{wkIdentity}/{id}/ack (docs/api.md#post-v1actionwkiden
     const newTag = after.headers.get('etag')!;
     expect(newTag).to.not.equal(tag);
     expect(newTag.startsWith(tag.slice(0, -1) + '.')).to.equal(true);
-    expect((await get(api.url, READ, { 'if-none-match': tag })).status).to.equal(200);
+    // The tag the client has names the record's id, but not its receipt: the record with the receipt.
+    const stale = await get(api.url, READ, { 'if-none-match': tag });
+    expect(stale.status).to.equal(200);
+    expect(stale.body.data).to.deep.equal(after.body.data);
+    expect(stale.headers.get('etag')).to.equal(newTag);
     expect((await get(api.url, READ, { 'if-none-match': newTag })).status).to.equal(304);
+    expect((await get(api.url, READ, { 'if-none-match': `"other", W/${newTag}` })).status).to.equal(304);
   });
 
   it('no credential: 401 AUTH_REQUIRED whatever AUTH_MODE says; a bad one: 401; nothing recorded', async () => {
@@ -133,31 +138,103 @@ describe('POST /v1/action/{wkIdentity}/{id}/ack (docs/api.md#post-v1actionwkiden
     }
   });
 
-  it("a session token of the record's target side acknowledges it (HTTP, and a socket joined with it); the other side's finds nothing", async () => {
-    const sessions = await startTestApi(SESSION_ENV);
+  it('an older record still in the stream (replaced in the mailbox) is acknowledged; one trimmed from it is 404', async () => {
+    const open = await startTestApi({ AUTH_ROUTES: 'ack=off', STREAM_LENGTH: '3' });
     try {
-      const record = (await post(sessions.url, '/v1/action', REQUEST)).body.data;
-      const [keyToken, walletToken] = [
-        await pairToken(sessions.url, 'key'),
-        await pairToken(sessions.url, 'wallet'),
-      ];
-      const wrong = await post(sessions.url, ackPath(record.id), {}, bearer(walletToken));
-      expect(wrong.status).to.equal(404);
+      const ids: string[] = [];
+      for (let i = 0; i < 4; i++) ids.push((await post(open.url, '/v1/action', REQUEST)).body.data.id);
+      const trimmed = await post(open.url, ackPath(ids[0]!), {});
+      expect(trimmed.status).to.equal(404);
+      expect(trimmed.body).to.deep.equal(errorBody(trimmed, 'NOT_FOUND'));
       await nothingRecorded();
-      const socket = client(sessions.url, 'key', undefined);
+      for (const id of [ids[1]!, ids[2]!]) {
+        const res = await post(open.url, ackPath(id), {});
+        expect(res.status, id).to.equal(200);
+        expect(res.body.data.id).to.equal(id);
+      }
+      expect(Object.keys(await redis().hgetall(keys.receipts(PAIR.wkIdentity))).sort()).to.deep.equal(
+        [ids[1]!, ids[2]!].sort(),
+      );
+    } finally {
+      await open.stop();
+    }
+  });
+
+  describe('with session tokens', () => {
+    let sessions: TestApi;
+    let tokens: { key: string; wallet: string };
+    before(async () => {
+      sessions = await startTestApi(SESSION_ENV);
+      tokens = { key: await pairToken(sessions.url, 'key'), wallet: await pairToken(sessions.url, 'wallet') };
+    });
+    after(() => sessions.stop());
+
+    /** A 401 of a token bound to another side than the record's target side, as a read's binding refusal. */
+    function expectBindingRefused(res: Awaited<ReturnType<typeof post>>): void {
+      expect(res.status).to.equal(401);
+      expect(res.body).to.deep.equal({
+        success: false,
+        error: {
+          code: 'AUTH_INVALID',
+          message: 'The session token is invalid.',
+          details: [{ field: '/headers/authorization', message: 'refused: binding' }],
+          requestId: res.headers.get('x-request-id'),
+        },
+      });
+    }
+
+    /** A socket on `path` whose join carried `token`, and the join's answer. */
+    async function joinedWith(path: 'key' | 'wallet', token: string) {
+      const socket = client(sessions.url, path, undefined);
       await connected(socket);
-      const joined = await socket.socket
+      const answer = await socket.socket
         .timeout(5000)
-        .emitWithAck('join', { wkIdentity: PAIR.wkIdentity, token: keyToken });
-      expect(joined).to.have.property('ok', true);
-      const bySocket = (await socket.socket
+        .emitWithAck('join', { wkIdentity: PAIR.wkIdentity, token });
+      return { socket: socket.socket, answer };
+    }
+
+    it("a token of the record's target side acknowledges it (HTTP, and a socket joined with it)", async () => {
+      const record = (await post(sessions.url, '/v1/action', REQUEST)).body.data;
+      const { socket, answer } = await joinedWith('key', tokens.key);
+      expect(answer).to.have.property('ok', true);
+      const bySocket = (await socket
         .timeout(5000)
         .emitWithAck('ack', { wkIdentity: PAIR.wkIdentity, id: record.id })) as { delivered: object };
-      const byHttp = await post(sessions.url, ackPath(record.id), {}, bearer(keyToken));
+      const byHttp = await post(sessions.url, ackPath(record.id), {}, bearer(tokens.key));
       expect(byHttp.status).to.equal(200);
       expect(byHttp.body.data.delivered).to.deep.equal(bySocket.delivered);
-    } finally {
-      await sessions.stop();
-    }
+    });
+
+    it("the other side's token: 401 AUTH_INVALID (binding) for a record of either direction, nothing recorded", async () => {
+      const request = (await post(sessions.url, '/v1/action', REQUEST)).body.data;
+      expectBindingRefused(await post(sessions.url, ackPath(request.id), {}, bearer(tokens.wallet)));
+      await nothingRecorded();
+      const reply = { ...REQUEST, action: 'txid', payload: 'bb' };
+      delete (reply as Partial<typeof REQUEST>).path;
+      const answer = (await post(sessions.url, '/v1/action', reply)).body.data;
+      expectBindingRefused(await post(sessions.url, ackPath(answer.id), {}, bearer(tokens.key)));
+      await nothingRecorded();
+      const byWallet = await post(sessions.url, ackPath(answer.id), {}, bearer(tokens.wallet));
+      expect(byWallet.status).to.equal(200);
+      expect(byWallet.body.data).to.include({ id: answer.id, action: 'txid' });
+      expect(byWallet.body.data.delivered.side).to.equal('wallet');
+      // An unknown id is still a 404 for a token of either side.
+      const unknown = await post(sessions.url, ackPath('AAAAAAAAAAAAAAAAAAAAAA'), {}, bearer(tokens.key));
+      expect(unknown.status).to.equal(404);
+      expect(unknown.body).to.deep.equal(errorBody(unknown, 'NOT_FOUND'));
+    });
+
+    it("a socket: the other side's token cannot join this path; joined on its own path, a record to the other side is NOT_FOUND", async () => {
+      const record = (await post(sessions.url, '/v1/action', REQUEST)).body.data;
+      const refused = (await joinedWith('key', tokens.wallet)).answer;
+      expect(refused).to.deep.equal({ ok: false, code: 'AUTH_INVALID' });
+      const wallet = await joinedWith('wallet', tokens.wallet);
+      expect(wallet.answer).to.have.property('ok', true);
+      const acked = await wallet.socket
+        .timeout(5000)
+        .emitWithAck('ack', { wkIdentity: PAIR.wkIdentity, id: record.id });
+      expect(acked).to.deep.equal({ ok: false, code: 'NOT_FOUND' });
+      await nothingRecorded();
+    });
   });
 });

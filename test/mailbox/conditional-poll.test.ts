@@ -90,12 +90,17 @@ for (const profile of API_PROFILES) {
         `"other", ${tag}`,
         ` ,, W/"x" ,${tag}, `,
         `${','.repeat(1000)}${tag}`,
+        // Past the ids a read looks for (the others are tags of no record): compared all the same.
+        `"a", "b", "c", "d", "e", "f", ${tag}`,
+        `${tag.slice(0, -1)}.zz", W/${tag}`,
         '*',
         ' * ',
       ]) {
         expectNotModified(await get(a.url, READ, { 'If-None-Match': field }), tag);
       }
-      for (const field of ['"other"', old, `W/${old}`, `"x", ${old}`, 'W/""', '""']) {
+      // The record's id with another receipt time names another state of it.
+      const otherReceipt = `${tag.slice(0, -1)}.zz"`;
+      for (const field of ['"other"', old, `W/${old}`, `"x", ${old}`, 'W/""', '""', otherReceipt]) {
         const res = await get(a.url, READ, { 'If-None-Match': field });
         expect(res.status, field).to.equal(200);
         expect(res.body).to.deep.equal(readBody(profile, record));

@@ -224,6 +224,8 @@ describe('acks: refusals record nothing and never disconnect (docs/api.md#acks-a
         await refused(socket, { wkIdentity: PAIR.wkIdentity, id: 'AAAAAAAAAAAAAAAAAAAAAA' }, 'NOT_FOUND');
       await refused(socket, { wkIdentity: PAIR.wkIdentity, id: record.id }, 'RATE_LIMITED');
       expect(await acks('socket', 'rate_limited')).to.equal(before + 1);
+      // The budget's point and the ack are one script: over the budget, no receipt.
+      expect(await redis().hexists(keys.receipts(PAIR.wkIdentity), record.id)).to.equal(0);
     } finally {
       await limited.stop();
     }

@@ -10,16 +10,15 @@ const isWhitespace = (code: number) => code === SPACE || code === TAB;
 const isTagCharacter = (code: number) => code === 0x21 || (code >= 0x23 && code <= 0x7e) || code >= 0x80;
 
 /**
- * Whether an `If-None-Match` field names the current entity tag `tag` (a strong `"…"`): weak comparison, so
- * `W/"…"` names it too; any member of a list; `*` names whatever exists. A field outside the grammar
- * (`"*" / #entity-tag`, empty list members allowed) names nothing.
+ * The entity tags an `If-None-Match` field names, each as its opaque tag `"…"` (comparison is weak, so a `W/` is
+ * dropped), or `*` for whatever exists; none for no field or one outside the grammar (`"*" / #entity-tag`, empty
+ * list members allowed).
  */
-export function namesCurrentTag(field: string | undefined, tag: string): boolean {
-  if (field === undefined) return false;
-  if (field === tag) return true;
+export function namedTags(field: string | undefined): readonly string[] | '*' {
+  if (field === undefined) return [];
   const value = field.trim();
-  if (value === '*') return true;
-  let named = false;
+  if (value === '*') return '*';
+  const tags: string[] = [];
   let i = 0;
   while (i < value.length) {
     const code = value.charCodeAt(i);
@@ -28,16 +27,24 @@ export function namesCurrentTag(field: string | undefined, tag: string): boolean
       continue;
     }
     const open = value.startsWith('W/', i) ? i + 2 : i;
-    if (value.charCodeAt(open) !== QUOTE) return false;
+    if (value.charCodeAt(open) !== QUOTE) return [];
     let close = open + 1;
     while (close < value.length && isTagCharacter(value.charCodeAt(close))) close++;
-    if (value.charCodeAt(close) !== QUOTE) return false;
-    if (value.slice(open, close + 1) === tag) named = true;
+    if (value.charCodeAt(close) !== QUOTE) return [];
+    tags.push(value.slice(open, close + 1));
     i = close + 1;
     while (i < value.length && isWhitespace(value.charCodeAt(i))) i++;
-    if (i < value.length && value.charCodeAt(i) !== COMMA) return false;
+    if (i < value.length && value.charCodeAt(i) !== COMMA) return [];
   }
-  return named;
+  return tags;
+}
+
+/** Whether an `If-None-Match` field names the current entity tag `tag` (a strong `"…"`): see namedTags. */
+export function namesCurrentTag(field: string | undefined, tag: string): boolean {
+  if (field === undefined) return false;
+  if (field === tag) return true;
+  const tags = namedTags(field);
+  return tags === '*' || tags.includes(tag);
 }
 
 /**

@@ -66,16 +66,8 @@ export class SessionCheck {
     place: TokenPlace,
     log: Logger,
   ): Promise<SessionClaims> {
-    const refuse = (outcome: Outcome, reason: string, kid: string | undefined) => {
-      recordTokenCheck(route, outcome);
-      log.info('session token refused', { route, outcome, reason, ...(kid === undefined ? {} : { kid }) });
-      return new AppError(outcome === 'invalid' ? 'AUTH_INVALID' : 'AUTH_EXPIRED', MESSAGES[outcome], {
-        details: [
-          { field: FIELD[place], message: reason === 'revoked' ? 'session ended' : `refused: ${reason}` },
-        ],
-        headers: route === 'read' ? CHALLENGE : {},
-      });
-    };
+    const refuse = (outcome: Outcome, reason: string, kid: string | undefined) =>
+      tokenRefusal(outcome, reason, route, place, log, kid);
     const verdict = await this.tokens.verify(token);
     if (!verdict.ok) {
       throw refuse(verdict.code === 'AUTH_EXPIRED' ? 'expired' : 'invalid', verdict.reason, verdict.kid);
@@ -126,6 +118,33 @@ export class SessionCheck {
 }
 
 const stampsId = (subject: string, side: Side) => `${side}:${subject}`;
+
+/** A token refused: counted, logged without the token, and the 401 naming `place`'s field. */
+function tokenRefusal(
+  outcome: Outcome,
+  reason: string,
+  route: TokenRoute,
+  place: TokenPlace,
+  log: Logger,
+  kid?: string,
+): AppError {
+  recordTokenCheck(route, outcome);
+  log.info('session token refused', { route, outcome, reason, ...(kid === undefined ? {} : { kid }) });
+  return new AppError(outcome === 'invalid' ? 'AUTH_INVALID' : 'AUTH_EXPIRED', MESSAGES[outcome], {
+    details: [
+      { field: FIELD[place], message: reason === 'revoked' ? 'session ended' : `refused: ${reason}` },
+    ],
+    headers: route === 'read' ? CHALLENGE : {},
+  });
+}
+
+/**
+ * A token that passed its checks but whose side does not fit what the request turned out to touch (an HTTP ack
+ * of a record to the other side): the binding refusal of a token that names the wrong side from the start.
+ */
+export function bindingRefusal(route: TokenRoute, log: Logger): AppError {
+  return tokenRefusal('invalid', 'binding', route, 'headers', log);
+}
 
 /** The header a refused read carries (RFC 6750). */
 const CHALLENGE = { 'WWW-Authenticate': 'Bearer' };
