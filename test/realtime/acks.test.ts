@@ -8,7 +8,7 @@ import { get, post, startTestApi, type TestApi } from '../helpers/api.js';
 import { redis } from '../helpers/redis.js';
 import { OTHER_PAIR, PAIR, signed } from '../helpers/signing.js';
 import { closedAfterEach, connected, dataOf, type TestClient } from '../helpers/sockets.js';
-import { TOPOLOGIES, startTopology, type TestTopology } from '../helpers/topologies.js';
+import { TOPOLOGIES, twoPodsOn, type TestTopology } from '../helpers/topologies.js';
 import { waitFor } from '../helpers/wait.js';
 
 const keys = keysFor('relay:');
@@ -77,14 +77,7 @@ for (const name of TOPOLOGIES) {
     let topology: TestTopology;
     let a: TestApi;
     let b: TestApi;
-    before(async () => {
-      topology = await startTopology(name);
-      [a, b] = await Promise.all([startTestApi(topology.env), startTestApi(topology.env)]);
-    });
-    after(async () => {
-      await Promise.all([a?.stop(), b?.stop()]);
-      await topology?.stop();
-    });
+    twoPodsOn(name, (pods) => ({ topology, a, b } = pods));
 
     it('first ack wins across pods (socket on one, HTTP on the other); delivered reaches only the sender side stream sockets, once', async () => {
       const keySocket = await joined(a, 'key', { stream: true, signedBy: 'key' });
