@@ -259,10 +259,23 @@ export class Realtime {
       ]);
       await inBatches(cursors, (cursor) => cursor.catchUp());
     };
-    const onRecovered = () =>
-      void recovered().catch((err: unknown) => this.deps.log.error('replay failed', errorFields(err)));
-    this.clients.sub.on('ready', onRecovered);
-    this.clients.sub.on('subscribersReady', onRecovered);
+    // One run at a time: the resubscriptions during it (a cluster's shards, one after another) make one more run.
+    let running = false;
+    let again = false;
+    const onRecovered = async () => {
+      if (running) {
+        again = true;
+        return;
+      }
+      running = true;
+      do {
+        again = false;
+        await recovered().catch((err: unknown) => this.deps.log.error('replay failed', errorFields(err)));
+      } while (again && !this.stopping);
+      running = false;
+    };
+    this.clients.sub.on('ready', () => void onRecovered());
+    this.clients.sub.on('subscribersReady', () => void onRecovered());
   }
 
   /** A side of a pair went connected or not: the stream sockets of the other side's room hear it, on every pod. */

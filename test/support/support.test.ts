@@ -282,7 +282,8 @@ describe('support submissions: per-IP limit and Redis outages', () => {
       }
       await testRedis().start();
       await redis().ping();
-      expect(await redis().keys('*')).to.deep.equal([]);
+      // Nothing but the pod's liveness, which it renews once Redis answers again.
+      expect((await redis().keys('*')).filter((key) => !key.startsWith('relay:pod:'))).to.deep.equal([]);
       // The producer's client reconnects within a second; until then the answer stays 503.
       const back = await waitFor('a queued submission', async () => {
         const res = await post(api.url, '/v1/ticket', ticket);
