@@ -442,6 +442,12 @@ for (const name of TOPOLOGIES) {
       try {
         await connected(...sockets);
         await joinsSettled(before, rooms.length);
+        // Each room's key side went connected: its presence notice (an SPUBLISH) is out before the count starts.
+        await waitFor('the presence of every room', async () =>
+          (await Promise.all(rooms.map((room) => get(api.url, `/v1/presence/${room}`)))).every(
+            (res) => res.body.data.key.connected === true,
+          ),
+        );
         const channels = rooms.map((room) => keysFor('relay:').roomChannel('key', room));
         const subscribed = await Promise.all(
           (await topology.masters()).map(async (node) => {
