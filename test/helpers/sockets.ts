@@ -89,6 +89,22 @@ export async function connected(...clients: TestClient[]): Promise<void> {
   await waitFor('sockets connected', () => clients.every((c) => c.socket.connected));
 }
 
+/**
+ * A socket on `side`, made by `connect` without a join of its own, that sends `join` with an acknowledgement: the
+ * socket and the answer (which follows the replay, for a join with since).
+ */
+export async function joinAnswered<Answer = unknown>(
+  connect: typeof connectClient,
+  base: string,
+  side: Side,
+  join: unknown,
+): Promise<{ socket: TestClient; answer: Answer }> {
+  const socket = connect(base, side, undefined);
+  await connected(socket);
+  const answer = (await socket.socket.timeout(5000).emitWithAck('join', join)) as Answer;
+  return { socket, answer };
+}
+
 /** The events named `event` a client received, as their data. */
 export function dataOf(client: TestClient, event?: string): unknown[] {
   return client.received.filter((r) => event === undefined || r.event === event).map((r) => r.data);

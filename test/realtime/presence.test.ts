@@ -11,7 +11,7 @@ import { startApiPod } from '../helpers/child.js';
 import { commandsDuring, redis, testRedis } from '../helpers/redis.js';
 import { bearer, pairToken, SESSION_ENV } from '../helpers/sessions.js';
 import { PAIR, signed } from '../helpers/signing.js';
-import { closedAfterEach, connected, dataOf, type TestClient } from '../helpers/sockets.js';
+import { closedAfterEach, dataOf, joinAnswered } from '../helpers/sockets.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { TOPOLOGIES, twoPodsOn, type TestTopology } from '../helpers/topologies.js';
 import { waitFor } from '../helpers/wait.js';
@@ -29,16 +29,8 @@ interface Answer {
 }
 
 /** A socket on `side` whose join (with an acknowledgement) was answered: the answer. */
-async function joined(
-  api: { url: string },
-  side: Side,
-  join: unknown,
-): Promise<{ socket: TestClient; answer: Answer }> {
-  const socket = client(api.url, side, undefined);
-  await connected(socket);
-  const answer: Answer = await socket.socket.timeout(5000).emitWithAck('join', join);
-  return { socket, answer };
-}
+const joined = (api: { url: string }, side: Side, join: unknown) =>
+  joinAnswered<Answer>(client, api.url, side, join);
 
 const streamJoin = (wkIdentity: string) => ({ wkIdentity, since: { offset: 0 } });
 

@@ -8,7 +8,13 @@ import { ActionStore, type ActionRecord } from '../../src/mailbox/index.js';
 import { newRecordId } from '../../src/core/record-id.js';
 import { post, startTestApi, type TestApi } from '../helpers/api.js';
 import { testRedis } from '../helpers/redis.js';
-import { closedAfterEach, connected, roomSubscribers, type TestClient } from '../helpers/sockets.js';
+import {
+  closedAfterEach,
+  connected,
+  joinAnswered,
+  roomSubscribers,
+  type TestClient,
+} from '../helpers/sockets.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { TOPOLOGIES, twoPodsOn, type TestTopology } from '../helpers/topologies.js';
 import { waitFor } from '../helpers/wait.js';
@@ -40,16 +46,7 @@ async function store(api: TestApi, room: string, side: Side, payload?: string): 
 }
 
 /** A socket on `side` that sends one join with an acknowledgement: its answer, once the replay was received. */
-async function resume(
-  api: TestApi,
-  side: Side,
-  join: unknown,
-): Promise<{ socket: TestClient; answer: unknown }> {
-  const socket = client(api.url, side, undefined);
-  await connected(socket);
-  const answer: unknown = await socket.socket.timeout(5000).emitWithAck('join', join);
-  return { socket, answer };
-}
+const resume = (api: TestApi, side: Side, join: unknown) => joinAnswered(client, api.url, side, join);
 
 /** The other side's presence in a join's answer while it has no socket and was never seen. */
 const ALONE = { connected: false, lastSeen: null };
